@@ -72,3 +72,20 @@ type RelatedFS interface {
 	FS
 	Related(ctx context.Context, name string, limit int) ([]Candidate, error)
 }
+
+// GrepOptions qualify a GrepCandidates pattern.
+type GrepOptions struct {
+	Fixed      bool // pattern is a literal string, not a regular expression
+	IgnoreCase bool
+}
+
+// GrepCandidatesFS is implemented by trees with a content index that can
+// narrow a regular-expression search (Go regexp / RE2 syntax) to candidate
+// files, as codesearch and zoekt do with trigrams. GrepCandidates returns,
+// sorted, a superset of the regular files below root whose contents may
+// match pattern; ok is false when the index cannot help (the pattern has no
+// usable literal, or the index is not current), and the caller then scans.
+type GrepCandidatesFS interface {
+	FS
+	GrepCandidates(ctx context.Context, root, pattern string, opts GrepOptions) (paths []string, ok bool, err error)
+}
