@@ -1,0 +1,206 @@
+package use
+
+import (
+	"math"
+)
+
+// The forward pass mirrors the TensorFlow.js graph of USE Lite (see
+// scripts/models/use/README.md for the op-by-op reading):
+//
+//	x0  = e + (e + timing(pos))             e = embedding row, pos = token position
+//	h   = LN(x0)                            256 wide
+//	a   = MHA(h) · Wo + bo                  4 heads of 64, output 512 wide
+//	x1  = a + (x0 · Wres + bres)
+//	x2  = x1 + FFN(LN(x1))                  512 → 1536 (ReLU) → 512
+//	x3  = x2 + MHA(LN(x2)) · Wo + bo        4 heads of 128
+//	x4  = x3 + FFN(LN(x3))
+//	y   = tanh(mean(x4) · Wh + bh), then L2-normalised
+//
+// Sentences never see each other's tokens (attention is per sentence), so a
+// batch is processed as one matrix of all its tokens for the dense layers.
+
+// scratch holds the per-batch activations; it is reused through a sync.Pool.
+type scratch struct {
+	x, h, qkv, att, ff, tmp []float32
+	probs                   []float32
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n, n+n/4)
+	}
+	return b[:n]
+}
+
+// forward embeds the token sequences seqs (each at most maxTokens long) into
+// out (len(seqs) rows of modelDim).
+func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
+	offs := make([]int, len(seqs)+1)
+	for i, q := range seqs {
+		offs[i+1] = offs[i] + len(q)
+	}
+	n := offs[len(seqs)]
+	s.x = grow(s.x, n*modelDim)
+	s.h = grow(s.h, n*modelDim)
+	s.qkv = grow(s.qkv, n*3*modelDim)
+	s.att = grow(s.att, n*modelDim)
+	s.ff = grow(s.ff, n*ffnDim)
+	s.tmp = grow(s.tmp, n*modelDim)
+	s.probs = grow(s.probs, maxTokens)
+
+	// Token embeddings plus timing signal, 256 wide, into tmp.
+	x0 := s.tmp[:n*embDim]
+	for si, q := range seqs {
+		for p, id := range q {
+			row := x0[(offs[si]+p)*embDim : (offs[si]+p+1)*embDim]
+			e := w.emb[int(id)*embDim : (int(id)+1)*embDim]
+			pos := float32(p)
+			for c := 0; c < timingHalf; c++ {
+				ang := float64(pos * w.timing[c])
+				row[c] = e[c] + (e[c] + float32(math.Sin(ang)))
+				row[timingHalf+c] = e[timingHalf+c] + (e[timingHalf+c] + float32(math.Cos(ang)))
+			}
+		}
+	}
+
+	// Layer 0.
+	L := &w.layers[0]
+	h := s.h[:n*embDim]
+	layerNorm(h, x0, n, embDim, L.ln1g, L.ln1b)
+	qkv := s.qkv[:n*3*embDim]
+	linear(qkv, h, n, embDim, L.qkvT, L.qkvB, 3*embDim, false)
+	att := s.att[:n*embDim]
+	attention(att, qkv, offs, embDim, L.scale, s.probs)
+	x := s.x[:n*modelDim]
+	linear(x, att, n, embDim, L.outT, L.outB, modelDim, false)
+	res := s.h[:n*modelDim] // h is free again
+	linear(res, x0, n, embDim, L.resT, L.resB, modelDim, false)
+	for i := range x {
+		x[i] += res[i]
+	}
+	ffn(s, x, n, L)
+
+	// Layer 1.
+	L = &w.layers[1]
+	h = s.h[:n*modelDim]
+	layerNorm(h, x, n, modelDim, L.ln1g, L.ln1b)
+	qkv = s.qkv[:n*3*modelDim]
+	linear(qkv, h, n, modelDim, L.qkvT, L.qkvB, 3*modelDim, false)
+	att = s.att[:n*modelDim]
+	attention(att, qkv, offs, modelDim, L.scale, s.probs)
+	linear(x, att, n, modelDim, L.outT, L.outB, modelDim, true)
+	ffn(s, x, n, L)
+
+	// Mean pooling, tanh projection, L2 normalisation.
+	pooled := s.h[:len(seqs)*modelDim]
+	for si := range seqs {
+		p := pooled[si*modelDim : (si+1)*modelDim]
+		clear(p)
+		for t := offs[si]; t < offs[si+1]; t++ {
+			row := x[t*modelDim : (t+1)*modelDim]
+			for c, v := range row {
+				p[c] += v
+			}
+		}
+		cnt := float32(max(len(seqs[si]), 1))
+		for c := range p {
+			p[c] /= cnt
+		}
+	}
+	y := s.tmp[:len(seqs)*modelDim]
+	linear(y, pooled, len(seqs), modelDim, w.headT, w.headB, modelDim, false)
+	for si := range seqs {
+		row := y[si*modelDim : (si+1)*modelDim]
+		var ss float32
+		for c, v := range row {
+			t := float32(math.Tanh(float64(v)))
+			row[c] = t
+			ss += t * t
+		}
+		inv := float32(1 / math.Sqrt(float64(max(ss, 1e-12))))
+		o := out[si]
+		for c, v := range row {
+			o[c] = v * inv
+		}
+	}
+}
+
+// ffn applies x += FFN(LN(x)) in place.
+func ffn(s *scratch, x []float32, n int, L *layer) {
+	h := s.h[:n*modelDim]
+	layerNorm(h, x, n, modelDim, L.ln2g, L.ln2b)
+	f := s.ff[:n*ffnDim]
+	linear(f, h, n, modelDim, L.ff1T, L.ff1B, ffnDim, false)
+	for i, v := range f {
+		if v < 0 {
+			f[i] = 0
+		}
+	}
+	linear(x, f, n, ffnDim, L.ff2T, L.ff2B, modelDim, true)
+}
+
+// layerNorm normalises each of the n rows of src (width d) into dst.
+func layerNorm(dst, src []float32, n, d int, g, b []float32) {
+	for i := 0; i < n; i++ {
+		x := src[i*d : (i+1)*d]
+		y := dst[i*d : (i+1)*d]
+		var mean float32
+		for _, v := range x {
+			mean += v
+		}
+		mean /= float32(d)
+		var vr float32
+		for _, v := range x {
+			dv := v - mean
+			vr += dv * dv
+		}
+		vr /= float32(d)
+		r := float32(1 / math.Sqrt(float64(vr+lnEpsilon)))
+		for c, v := range x {
+			y[c] = g[c]*r*(v-mean) + b[c]
+		}
+	}
+}
+
+// attention computes multi-head self-attention within each sentence. qkv
+// holds, per token, q, k and v (each d wide, numHeads heads of d/numHeads);
+// dst receives the heads' outputs concatenated, d wide.
+func attention(dst, qkv []float32, offs []int, d int, scale float32, probs []float32) {
+	dh := d / numHeads
+	stride := 3 * d
+	q := make([]float32, dh)
+	for si := 0; si+1 < len(offs); si++ {
+		lo, hi := offs[si], offs[si+1]
+		for hd := 0; hd < numHeads; hd++ {
+			for i := lo; i < hi; i++ {
+				qi := qkv[i*stride+hd*dh : i*stride+hd*dh+dh]
+				for c, v := range qi {
+					q[c] = v * scale
+				}
+				m := float32(math.Inf(-1))
+				p := probs[:hi-lo]
+				for j := lo; j < hi; j++ {
+					kj := qkv[j*stride+d+hd*dh : j*stride+d+hd*dh+dh]
+					sc := dot(q, kj)
+					p[j-lo] = sc
+					m = max(m, sc)
+				}
+				var sum float32
+				for j := range p {
+					e := float32(math.Exp(float64(p[j] - m)))
+					p[j] = e
+					sum += e
+				}
+				o := dst[i*d+hd*dh : i*d+hd*dh+dh]
+				clear(o)
+				for j := lo; j < hi; j++ {
+					pj := p[j-lo] / sum
+					vj := qkv[j*stride+2*d+hd*dh : j*stride+2*d+hd*dh+dh]
+					for c, v := range vj {
+						o[c] += pj * v
+					}
+				}
+			}
+		}
+	}
+}
