@@ -1,0 +1,129 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"sync"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/semfs/semfs"
+)
+
+// handle is an open file: ro for read-only opens through FS.Open, rw for
+// every open that may write, through OpenFileFS.
+type handle struct {
+	t  *tree
+	ro fs.File
+	rw semfs.RWFile
+
+	mu  sync.Mutex // serialises reads of an ro file without ReadAt
+	pos int64
+}
+
+var (
+	_ gofs.FileReader    = (*handle)(nil)
+	_ gofs.FileWriter    = (*handle)(nil)
+	_ gofs.FileFsyncer   = (*handle)(nil)
+	_ gofs.FileFlusher   = (*handle)(nil)
+	_ gofs.FileReleaser  = (*handle)(nil)
+	_ gofs.FileAllocater = (*handle)(nil)
+)
+
+func (h *handle) stat() (fs.FileInfo, error) {
+	if h.rw != nil {
+		return h.rw.Stat()
+	}
+	return h.ro.Stat()
+}
+
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	var ra io.ReaderAt = h.rw
+	if h.rw == nil {
+		ra, _ = h.ro.(io.ReaderAt)
+	}
+	if ra != nil {
+		n, err := ra.ReadAt(dest, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, h.t.errno(err)
+		}
+		return fuse.ReadResultData(dest[:n]), 0
+	}
+	// A file without ReadAt: seek when it can, else only sequential reads.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if off != h.pos {
+		s, ok := h.ro.(io.Seeker)
+		if !ok {
+			h.t.opts.logf("fusefs: non-sequential read of a file that cannot seek")
+			return nil, syscall.EIO
+		}
+		if _, err := s.Seek(off, io.SeekStart); err != nil {
+			return nil, h.t.errno(err)
+		}
+		h.pos = off
+	}
+	n, err := io.ReadFull(h.ro, dest)
+	h.pos += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, h.t.errno(err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if h.rw == nil {
+		return 0, syscall.EBADF
+	}
+	n, err := h.rw.WriteAt(data, off)
+	if err != nil {
+		return uint32(n), h.t.errno(err)
+	}
+	return uint32(n), 0
+}
+
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if h.rw == nil {
+		return 0
+	}
+	return h.t.errno(h.rw.Sync())
+}
+
+func (h *handle) Flush(ctx context.Context) syscall.Errno { return 0 }
+
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	if h.rw != nil {
+		return h.t.errno(h.rw.Close())
+	}
+	return h.t.errno(h.ro.Close())
+}
+
+// falloc mode bits from fallocate(2).
+const fallocKeepSize = 1
+
+// Allocate implements fallocate(2) for the modes a tree without block
+// allocation can honour: plain allocation extends the file with zeros, and
+// KEEP_SIZE is a no-op. Punching holes and the like answer EOPNOTSUPP.
+func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	if h.rw == nil {
+		return syscall.EBADF
+	}
+	switch mode {
+	case fallocKeepSize:
+		return 0
+	case 0:
+		info, err := h.rw.Stat()
+		if err != nil {
+			return h.t.errno(err)
+		}
+		if end := int64(off + size); end > info.Size() {
+			return h.t.errno(h.rw.Truncate(end))
+		}
+		return 0
+	}
+	return syscall.EOPNOTSUPP
+}

@@ -1,0 +1,61 @@
+package fusefs_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/posixtest"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/fusefs"
+	"github.com/semfs/semfs/memfs"
+)
+
+// mount serves fsys at a fresh directory for the duration of the test.
+func mount(t *testing.T, fsys semfs.FS, opts fusefs.Options) string {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("skipping: /dev/fuse is missing, so no FUSE mount can be made here")
+	}
+	dir := t.TempDir()
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	srv, err := fusefs.Mount(dir, fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+			exec.Command("umount", "-l", dir).Run()
+		}
+	})
+	return dir
+}
+
+// posixSkips are the posixtest cases that test features semfs trees do not
+// have, with the reason.
+var posixSkips = map[string]string{
+	"SymlinkReadlink":     "semfs trees hold no symlinks",
+	"SetattrSymlink":      "semfs trees hold no symlinks",
+	"OpenSymlinkRace":     "semfs trees hold no symlinks",
+	"Link":                "semfs trees hold no hard links",
+	"LinkUnlinkRename":    "semfs trees hold no hard links",
+	"XAttr":               "semfs keeps metadata as tags, not extended attributes",
+	"XAttrLarge":          "semfs keeps metadata as tags, not extended attributes",
+	"FcntlFlockLocksFile": "the mount implements no POSIX record locks (fcntl F_SETLK is not shared between descriptors)",
+}
+
+func TestPosix(t *testing.T) {
+	for name, fn := range posixtest.All {
+		t.Run(name, func(t *testing.T) {
+			if why, skip := posixSkips[name]; skip {
+				t.Skip(why)
+			}
+			dir := mount(t, memfs.New(), fusefs.Options{})
+			fn(t, dir)
+		})
+	}
+}

@@ -1,0 +1,212 @@
+package fusefs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/semfs/semfs"
+)
+
+// Options configure a mount. The zero value is usable.
+type Options struct {
+	// Principal resolves the caller of a request (pid, uid, gid from the
+	// kernel) to the principal the request runs as. Nil means
+	// Principal{ID: "uid:N"}.
+	Principal func(pid, uid, gid uint32) semfs.Principal
+	// UID and GID own every file in stat results. Zero means the mounting
+	// process's own ids.
+	UID, GID uint32
+	// AttrTimeout and EntryTimeout are how long the kernel caches
+	// attributes and names; 0 means one second, a negative value disables
+	// caching (for trees that other surfaces change often).
+	AttrTimeout, EntryTimeout time.Duration
+	// StatfsDir, if set, is a host directory whose statfs(2) numbers the
+	// mount reports (the backing directory of a host tree).
+	StatfsDir string
+	// AllowOther lets users other than the mounting one use the mount.
+	AllowOther bool
+	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
+	Logf func(format string, args ...any)
+	// Debug logs every FUSE request.
+	Debug bool
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
+}
+
+// Server is a mounted tree.
+type Server struct {
+	dir string
+	srv *fuse.Server
+}
+
+// Dir is the mount point.
+func (s *Server) Dir() string { return s.dir }
+
+// Wait blocks until the file system is unmounted.
+func (s *Server) Wait() { s.srv.Wait() }
+
+func timeout(d time.Duration) *time.Duration {
+	switch {
+	case d == 0:
+		d = time.Second
+	case d < 0:
+		d = 0
+	}
+	return &d
+}
+
+// Mount serves fsys at dir (created if missing) until Unmount. As root it
+// calls mount(2) directly, otherwise it uses fusermount3. A stale mount at
+// dir is detached first; a live one is refused.
+func Mount(dir string, fsys semfs.FS, opts Options) (*Server, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ClearStale(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fusefs: creating mount point: %w", err)
+	}
+	if opts.UID == 0 && opts.GID == 0 {
+		opts.UID, opts.GID = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	t := newTree(fsys, opts)
+	neg := time.Duration(0)
+	fopts := &gofs.Options{
+		MountOptions: fuse.MountOptions{
+			FsName:        "semfs",
+			Name:          "semfs",
+			DirectMount:   os.Geteuid() == 0,
+			AllowOther:    opts.AllowOther,
+			MaxWrite:      1 << 20,
+			DisableXAttrs: true,
+			Debug:         opts.Debug,
+		},
+		EntryTimeout:    timeout(opts.EntryTimeout),
+		AttrTimeout:     timeout(opts.AttrTimeout),
+		NegativeTimeout: &neg,
+		UID:             opts.UID,
+		GID:             opts.GID,
+		RootStableAttr:  &gofs.StableAttr{Ino: 1},
+	}
+	srv, err := gofs.Mount(dir, &node{t: t}, fopts)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mounting %s: %w (mounting needs /dev/fuse and either root (CAP_SYS_ADMIN) or fusermount3 from the fuse3 package)", dir, err)
+	}
+	return &Server{dir: dir, srv: srv}, nil
+}
+
+// Unmount unmounts the tree, detaching it lazily if it stays busy.
+func (s *Server) Unmount() error {
+	var err error
+	for range 5 {
+		if err = s.srv.Unmount(); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if derr := detach(s.dir); derr != nil {
+		return fmt.Errorf("fusefs: unmounting %s: %v; lazy unmount: %w", s.dir, err, derr)
+	}
+	return nil
+}
+
+// ClearStale detaches a dead FUSE mount at dir (its server was killed, so
+// any access fails with "transport endpoint is not connected"). It fails if
+// a live FUSE file system is mounted there.
+func ClearStale(dir string) error {
+	_, err := os.Stat(dir)
+	if errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED) {
+		if derr := detach(dir); derr != nil {
+			return fmt.Errorf("fusefs: %s holds a dead mount and detaching it failed: %w (run: umount -l %s)", dir, derr, dir)
+		}
+		return nil
+	}
+	if err == nil {
+		if fstype, mounted := MountType(dir); mounted && strings.HasPrefix(fstype, "fuse") {
+			return fmt.Errorf("fusefs: %s is already mounted (%s) by a live server; stop it or choose another mount point", dir, fstype)
+		}
+	}
+	return nil
+}
+
+// detach lazily unmounts dir, with umount2(MNT_DETACH) when privileged and
+// fusermount3 -uz otherwise.
+func detach(dir string) error {
+	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err == nil {
+		return nil
+	}
+	out, err := exec.Command("fusermount3", "-uz", dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// MountType reports the file system type mounted exactly at dir, read from
+// /proc/self/mountinfo.
+func MountType(dir string) (fstype string, mounted bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint opts... - fstype source superopts
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || unescapeMount(fields[4]) != dir {
+			continue
+		}
+		for i, f := range fields {
+			if f == "-" && i+1 < len(fields) {
+				fstype = fields[i+1]
+			}
+		}
+		mounted = true // keep the last (topmost) mount
+	}
+	return fstype, mounted
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

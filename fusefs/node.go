@@ -1,0 +1,443 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/semfs/semfs"
+)
+
+// ChtimesFS is implemented by trees that can set a file's modification
+// time. The FUSE front end uses it for utimes(2) and touch; without it, time
+// changes are accepted and ignored.
+type ChtimesFS interface {
+	semfs.FS
+	Chtimes(ctx context.Context, name string, atime, mtime time.Time) error
+}
+
+// tree is the state shared by every node of one mount: the served FS and
+// the path → inode-number table.
+type tree struct {
+	fsys semfs.FS
+	opts Options
+
+	mu   sync.Mutex
+	inos map[string]inoEntry
+	next uint64
+}
+
+type inoEntry struct {
+	ino  uint64
+	mode uint32 // S_IFDIR or S_IFREG
+}
+
+func newTree(fsys semfs.FS, opts Options) *tree {
+	return &tree{fsys: fsys, opts: opts, inos: map[string]inoEntry{"/": {1, syscall.S_IFDIR}}, next: 2}
+}
+
+// ino returns the stable inode number of path p holding a file of the given
+// type, allocating one on first sight (or when the type changed).
+func (t *tree) ino(p string, mode uint32) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.inos[p]; ok && e.mode == mode {
+		return e.ino
+	}
+	e := inoEntry{t.next, mode}
+	t.next++
+	t.inos[p] = e
+	return e.ino
+}
+
+// forget drops the numbers of p and everything below it.
+func (t *tree) forget(p string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.inos {
+		if semfs.HasPrefix(k, p) {
+			delete(t.inos, k)
+		}
+	}
+}
+
+// move renames the numbers of oldp and everything below it to newp, which
+// replaces whatever newp held.
+func (t *tree) move(oldp, newp string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.inos {
+		if semfs.HasPrefix(k, newp) {
+			delete(t.inos, k)
+		}
+	}
+	for k, e := range t.inos {
+		if semfs.HasPrefix(k, oldp) {
+			delete(t.inos, k)
+			t.inos[newp+k[len(oldp):]] = e
+		}
+	}
+}
+
+// ctx returns the request context carrying the caller's principal.
+func (t *tree) ctx(ctx context.Context) context.Context {
+	var pid, uid, gid uint32
+	if c, ok := fuse.FromContext(ctx); ok {
+		pid, uid, gid = c.Pid, c.Uid, c.Gid
+	}
+	var p semfs.Principal
+	if t.opts.Principal != nil {
+		p = t.opts.Principal(pid, uid, gid)
+	} else {
+		p = semfs.Principal{ID: fmt.Sprintf("uid:%d", uid)}
+	}
+	return semfs.WithPrincipal(ctx, p)
+}
+
+func (t *tree) errno(err error) syscall.Errno { return Errno(err, t.opts.Logf) }
+
+func fileType(info fs.FileInfo) uint32 {
+	if info.IsDir() {
+		return syscall.S_IFDIR
+	}
+	return syscall.S_IFREG
+}
+
+func (t *tree) fillAttr(a *fuse.Attr, info fs.FileInfo, ino uint64) {
+	a.Ino = ino
+	perm := uint32(info.Mode().Perm())
+	if info.IsDir() {
+		if perm == 0 {
+			perm = 0o755
+		}
+		a.Mode = syscall.S_IFDIR | perm
+		a.Nlink = 2
+		a.Size = 4096
+	} else {
+		if perm == 0 {
+			perm = 0o644
+		}
+		a.Mode = syscall.S_IFREG | perm
+		a.Nlink = 1
+		a.Size = uint64(info.Size())
+	}
+	a.Blocks = (a.Size + 511) / 512
+	a.Blksize = 4096
+	mt := info.ModTime()
+	a.SetTimes(&mt, &mt, &mt)
+	a.Owner = fuse.Owner{Uid: t.opts.UID, Gid: t.opts.GID}
+}
+
+// node is one inode of the mount. It holds no data, only its place in the
+// kernel's tree, from which its path is computed on every request.
+type node struct {
+	gofs.Inode
+	t *tree
+}
+
+var (
+	_ gofs.NodeLookuper  = (*node)(nil)
+	_ gofs.NodeGetattrer = (*node)(nil)
+	_ gofs.NodeSetattrer = (*node)(nil)
+	_ gofs.NodeReaddirer = (*node)(nil)
+	_ gofs.NodeOpener    = (*node)(nil)
+	_ gofs.NodeCreater   = (*node)(nil)
+	_ gofs.NodeMkdirer   = (*node)(nil)
+	_ gofs.NodeUnlinker  = (*node)(nil)
+	_ gofs.NodeRmdirer   = (*node)(nil)
+	_ gofs.NodeRenamer   = (*node)(nil)
+	_ gofs.NodeStatfser  = (*node)(nil)
+	_ gofs.NodeAccesser  = (*node)(nil)
+)
+
+// path returns the node's tree path, or false when the node has been
+// unlinked (it is reachable only through open handles).
+func (n *node) path() (string, bool) {
+	in := n.EmbeddedInode()
+	var segs []string
+	for !in.IsRoot() {
+		name, parent := in.Parent()
+		if parent == nil {
+			return "", false
+		}
+		segs = append(segs, name)
+		in = parent
+	}
+	if len(segs) == 0 {
+		return "/", true
+	}
+	slices.Reverse(segs)
+	return "/" + strings.Join(segs, "/"), true
+}
+
+// child returns the validated path of name inside directory n.
+func (n *node) child(op, name string) (string, syscall.Errno) {
+	dir, ok := n.path()
+	if !ok {
+		return "", syscall.ENOENT
+	}
+	p, err := semfs.Clean(op, semfs.Join(dir, name))
+	if err != nil {
+		return "", n.t.errno(err)
+	}
+	return p, 0
+}
+
+func (n *node) newChild(ctx context.Context, p string, info fs.FileInfo, out *fuse.EntryOut) *gofs.Inode {
+	mode := fileType(info)
+	ino := n.t.ino(p, mode)
+	n.t.fillAttr(&out.Attr, info, ino)
+	return n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p, errno := n.child("lookup", name)
+	if errno != 0 {
+		return nil, errno
+	}
+	ctx = n.t.ctx(ctx)
+	info, err := n.t.fsys.Stat(ctx, p)
+	if err != nil {
+		return nil, n.t.errno(err)
+	}
+	return n.newChild(ctx, p, info, out), 0
+}
+
+func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	p, ok := n.path()
+	if !ok {
+		// Unlinked but open: answer from the handle, with no links left.
+		h, isHandle := f.(*handle)
+		if !isHandle {
+			return syscall.ENOENT
+		}
+		info, err := h.stat()
+		if err != nil {
+			return n.t.errno(err)
+		}
+		n.t.fillAttr(&out.Attr, info, n.StableAttr().Ino)
+		out.Nlink = 0
+		return 0
+	}
+	info, err := n.t.fsys.Stat(n.t.ctx(ctx), p)
+	if err != nil {
+		return n.t.errno(err)
+	}
+	n.t.fillAttr(&out.Attr, info, n.StableAttr().Ino)
+	return 0
+}
+
+func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	ctx = n.t.ctx(ctx)
+	p, ok := n.path()
+	if size, set := in.GetSize(); set {
+		if h, isHandle := f.(*handle); isHandle && h.rw != nil {
+			if err := h.rw.Truncate(int64(size)); err != nil {
+				return n.t.errno(err)
+			}
+		} else {
+			if !ok {
+				return syscall.ENOENT
+			}
+			rw, err := semfs.OpenFile(ctx, n.t.fsys, p, os.O_WRONLY, 0)
+			if err != nil {
+				return n.t.errno(err)
+			}
+			err = rw.Truncate(int64(size))
+			if cerr := rw.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return n.t.errno(err)
+			}
+		}
+	}
+	if mtime, set := in.GetMTime(); set && ok {
+		if c, can := n.t.fsys.(ChtimesFS); can {
+			atime, aset := in.GetATime()
+			if !aset {
+				atime = mtime
+			}
+			if err := c.Chtimes(ctx, p, atime, mtime); err != nil {
+				return n.t.errno(err)
+			}
+		}
+	}
+	return n.Getattr(ctx, f, out)
+}
+
+func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
+	// Permission is the access layer's business; it answers on the
+	// operation itself.
+	return 0
+}
+
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	p, ok := n.path()
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	entries, err := n.t.fsys.ReadDir(n.t.ctx(ctx), p)
+	if err != nil {
+		return nil, n.t.errno(err)
+	}
+	list := make([]fuse.DirEntry, 0, len(entries))
+	for _, e := range entries {
+		mode := uint32(syscall.S_IFREG)
+		if e.IsDir() {
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: n.t.ino(semfs.Join(p, e.Name()), mode)})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// openFlags keeps the open(2) flags a semfs OpenFile understands. O_APPEND
+// is dropped: the kernel sends every write with its offset.
+func openFlags(flags uint32) int {
+	return int(flags) & (syscall.O_ACCMODE | syscall.O_TRUNC | syscall.O_EXCL | syscall.O_CREAT)
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	p, ok := n.path()
+	if !ok {
+		return nil, 0, syscall.ENOENT
+	}
+	ctx = n.t.ctx(ctx)
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
+		f, err := n.t.fsys.Open(ctx, p)
+		if err != nil {
+			return nil, 0, n.t.errno(err)
+		}
+		return &handle{t: n.t, ro: f}, 0, 0
+	}
+	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)&^syscall.O_CREAT, 0)
+	if err != nil {
+		return nil, 0, n.t.errno(err)
+	}
+	return &handle{t: n.t, rw: rw}, 0, 0
+}
+
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	p, errno := n.child("create", name)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	ctx = n.t.ctx(ctx)
+	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)|os.O_CREATE, fs.FileMode(mode&0o777))
+	if err != nil {
+		return nil, nil, 0, n.t.errno(err)
+	}
+	info, err := rw.Stat()
+	if err != nil {
+		rw.Close()
+		return nil, nil, 0, n.t.errno(err)
+	}
+	return n.newChild(ctx, p, info, out), &handle{t: n.t, rw: rw}, 0, 0
+}
+
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p, errno := n.child("mkdir", name)
+	if errno != 0 {
+		return nil, errno
+	}
+	ctx = n.t.ctx(ctx)
+	if err := semfs.Mkdir(ctx, n.t.fsys, p, fs.FileMode(mode&0o777)); err != nil {
+		return nil, n.t.errno(err)
+	}
+	info, err := n.t.fsys.Stat(ctx, p)
+	if err != nil {
+		return nil, n.t.errno(err)
+	}
+	return n.newChild(ctx, p, info, out), 0
+}
+
+func (n *node) remove(ctx context.Context, name string, wantDir bool) syscall.Errno {
+	p, errno := n.child("remove", name)
+	if errno != 0 {
+		return errno
+	}
+	ctx = n.t.ctx(ctx)
+	info, err := n.t.fsys.Stat(ctx, p)
+	if err != nil {
+		return n.t.errno(err)
+	}
+	switch {
+	case wantDir && !info.IsDir():
+		return syscall.ENOTDIR
+	case !wantDir && info.IsDir():
+		return syscall.EISDIR
+	}
+	if err := semfs.Remove(ctx, n.t.fsys, p); err != nil {
+		return n.t.errno(err)
+	}
+	n.t.forget(p)
+	return 0
+}
+
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, name, false)
+}
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, name, true)
+}
+
+// Rename flags from renameat2(2).
+const (
+	renameNoReplace = 1
+	renameExchange  = 2
+)
+
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	oldp, errno := n.child("rename", name)
+	if errno != 0 {
+		return errno
+	}
+	np, isNode := newParent.(*node)
+	if !isNode {
+		return syscall.EXDEV
+	}
+	newp, errno := np.child("rename", newName)
+	if errno != 0 {
+		return errno
+	}
+	ctx = n.t.ctx(ctx)
+	if flags&renameExchange != 0 {
+		return syscall.EINVAL
+	}
+	if flags&renameNoReplace != 0 {
+		if _, err := n.t.fsys.Stat(ctx, newp); err == nil {
+			return syscall.EEXIST
+		}
+	}
+	if err := semfs.Rename(ctx, n.t.fsys, oldp, newp); err != nil {
+		return n.t.errno(err)
+	}
+	if oldp != newp {
+		n.t.move(oldp, newp)
+	}
+	return 0
+}
+
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	if n.t.opts.StatfsDir != "" {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(n.t.opts.StatfsDir, &st); err == nil {
+			out.FromStatfsT(&st)
+			return 0
+		}
+	}
+	// A tree without a host directory reports a large, mostly free file
+	// system so that df and space checks in tools pass.
+	*out = fuse.StatfsOut{Blocks: 1 << 30, Bfree: 1 << 30, Bavail: 1 << 30, Files: 1 << 24, Ffree: 1 << 24, Bsize: 4096, NameLen: semfs.MaxNameLen, Frsize: 4096}
+	return 0
+}
