@@ -54,11 +54,9 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 		for p, id := range q {
 			row := x0[(offs[si]+p)*embDim : (offs[si]+p+1)*embDim]
 			e := w.emb[int(id)*embDim : (int(id)+1)*embDim]
-			pos := float32(p)
-			for c := 0; c < timingHalf; c++ {
-				ang := float64(pos * w.timing[c])
-				row[c] = e[c] + (e[c] + float32(math.Sin(ang)))
-				row[timingHalf+c] = e[timingHalf+c] + (e[timingHalf+c] + float32(math.Cos(ang)))
+			sig := w.signal[p*embDim : (p+1)*embDim]
+			for c, v := range e {
+				row[c] = v + (v + sig[c])
 			}
 		}
 	}

@@ -55,6 +55,7 @@ type weights struct {
 	scores []float64
 	emb    []float32 // [8002][256]
 	timing []float32 // [128] inverse timescales
+	signal []float32 // [maxTokens][256] timing signal per position
 	layers [2]layer
 	headT  []float32 // [512][512]
 	headB  []float32
@@ -183,6 +184,17 @@ func parseWeights(data []byte, want string) (*weights, error) {
 		L.ff1B = get(p+"ff1.b", ffnDim)
 		L.ff2T = transpose(get(p+"ff2.w", ffnDim, modelDim), ffnDim, modelDim)
 		L.ff2B = get(p+"ff2.b", modelDim)
+	}
+	if w.timing != nil {
+		// The timing signal of every position: [sin(pos·inv), cos(pos·inv)].
+		w.signal = make([]float32, maxTokens*embDim)
+		for p := 0; p < maxTokens; p++ {
+			for c, inv := range w.timing {
+				ang := float64(float32(p) * inv)
+				w.signal[p*embDim+c] = float32(math.Sin(ang))
+				w.signal[p*embDim+timingHalf+c] = float32(math.Cos(ang))
+			}
+		}
 	}
 	w.headT = transpose(get("head.w", modelDim, modelDim), modelDim, modelDim)
 	w.headB = get("head.b", modelDim)

@@ -1,0 +1,80 @@
+package use
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+var benchWords = strings.Fields(`the a of to and in is for on with file agent
+search index vector memory model query result cache thread build test deploy
+report user password account server config error network request response
+meeting budget garden river music dinner window letter planet engine signal
+fix read write open close update delete create find reset recover schedule`)
+
+// shortTexts returns n deterministic texts of 5–12 words.
+func shortTexts(n int) []string {
+	r := rand.New(rand.NewPCG(7, 11))
+	out := make([]string, n)
+	for i := range out {
+		w := make([]string, 5+r.IntN(8))
+		for j := range w {
+			w[j] = benchWords[r.IntN(len(benchWords))]
+		}
+		out[i] = strings.Join(w, " ")
+	}
+	return out
+}
+
+func BenchmarkEmbedShort(b *testing.B) {
+	m := mustLoad(b)
+	texts := shortTexts(1024)
+	for _, bs := range []int{1, 32} {
+		b.Run(fmt.Sprintf("batch=%d", bs), func(b *testing.B) {
+			ctx := context.Background()
+			n := 0
+			for b.Loop() {
+				i := (n * bs) % (len(texts) - bs)
+				if _, err := m.Embed(ctx, texts[i:i+bs]); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(n*bs)/b.Elapsed().Seconds(), "texts/s")
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := load(weightsFile, weightsSHA256); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLoadStats logs the load time and the heap the loaded model holds
+// (run with -v; the numbers go to docs/bench/use.md).
+func TestLoadStats(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	m, err := load(weightsFile, weightsSHA256)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("load %v, model heap %.1f MiB, weight file %.1f MiB", took.Round(time.Millisecond),
+		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), float64(len(weightsFile))/(1<<20))
+	if took > 5*time.Second {
+		t.Errorf("load took %v", took)
+	}
+	runtime.KeepAlive(m)
+}
