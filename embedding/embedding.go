@@ -77,3 +77,16 @@ const (
 	SpaceTags    = "tags"
 	SpaceContent = "content"
 )
+
+// Map returns the spaces by name (SpaceTags, SpaceContent), leaving out nil
+// embedders, in the form EnsureModel takes.
+func (s Spaces) Map() map[string]Embedder {
+	m := map[string]Embedder{}
+	if s.Tags != nil {
+		m[SpaceTags] = s.Tags
+	}
+	if s.Content != nil {
+		m[SpaceContent] = s.Content
+	}
+	return m
+}
