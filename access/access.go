@@ -1,0 +1,233 @@
+package access
+
+import (
+	"context"
+	"io/fs"
+	"sync"
+
+	"github.com/semfs/semfs"
+)
+
+var (
+	_ semfs.FS          = (*FS)(nil)
+	_ semfs.ReadFileFS  = (*FS)(nil)
+	_ semfs.WriteFileFS = (*FS)(nil)
+	_ semfs.OpenFileFS  = (*FS)(nil)
+	_ semfs.MkdirFS     = (*FS)(nil)
+	_ semfs.MkdirAllFS  = (*FS)(nil)
+	_ semfs.RemoveFS    = (*FS)(nil)
+	_ semfs.RemoveAllFS = (*FS)(nil)
+	_ semfs.RenameFS    = (*FS)(nil)
+	_ semfs.FilesFS     = (*FS)(nil)
+	_ semfs.SizeFS      = (*FS)(nil)
+	_ semfs.ExistsFS    = (*FS)(nil)
+	_ semfs.MetaFS      = (*FS)(nil)
+	_ semfs.QueryFS     = (*FS)(nil)
+	_ semfs.SearchFS    = (*FS)(nil)
+	_ semfs.RelatedFS   = (*FS)(nil)
+	_ semfs.Unwrapper   = (*FS)(nil)
+)
+
+// FS enforces a Policy over the tree it wraps. It is safe for concurrent use.
+type FS struct {
+	inner semfs.FS
+	pol   *policy
+	quota int64
+	hook  func(ctx context.Context, path string) (bool, error)
+	meta  semfs.MetaFS // visibility from metadata, when inner keeps it
+	vis   VisibilityFS // bulk visibility, when inner offers it
+	qmu   sync.Mutex   // serialises quota-checked writes
+}
+
+// New wraps fsys with policy. It panics if the policy is invalid (see
+// Policy.Validate), as regexp.MustCompile does: a policy is configuration
+// checked when it is loaded.
+func New(fsys semfs.FS, policy Policy) *FS {
+	cp, err := compile(policy)
+	if err != nil {
+		panic(err)
+	}
+	f := &FS{inner: fsys, pol: cp, quota: policy.Quota, hook: policy.Visible}
+	f.meta, _ = fsys.(semfs.MetaFS)
+	f.vis, _ = fsys.(VisibilityFS)
+	return f
+}
+
+// Unwrap returns the wrapped tree.
+func (f *FS) Unwrap() semfs.FS { return f.inner }
+
+// Effective returns the access the path rules give name (Unset for an
+// invalid path). Visibility is not considered.
+func (f *FS) Effective(name string) Access {
+	p, err := semfs.Clean("access", name)
+	if err != nil {
+		return Unset
+	}
+	var buf [16]uint64
+	a, _ := f.pol.decide(f.pol.walk(p, buf[:0]))
+	return a
+}
+
+// hidden is the error for a path the principal may not see: it does not
+// exist for them.
+func hidden(op, p string) error { return semfs.PathErr(op, p, semfs.ErrNotExist, "") }
+
+// Stat describes name. A path without access is refused, except the
+// directories on the way to a granted subtree (traversal).
+func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	p, err := semfs.Clean("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	var buf [16]uint64
+	s := f.pol.walk(p, buf[:0])
+	a, r := f.pol.decide(s)
+	if a == None && !f.pol.grantsBelow(s) {
+		return nil, refusal("stat", p, a, r)
+	}
+	info, err := f.inner.Stat(ctx, p)
+	if a == None && (err != nil || !info.IsDir()) {
+		// Only existing directories show through a refused area.
+		return nil, refusal("stat", p, a, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v := f.view(ctx); v.on {
+		ok, err := v.visible(p, info.IsDir())
+		if err != nil {
+			return nil, semfs.RewritePath(err, "stat", p)
+		}
+		if !ok {
+			return nil, hidden("stat", p)
+		}
+	}
+	return info, nil
+}
+
+// ReadDir lists name, leaving out what the principal may not see: paths
+// without access (but keeping directories that lead to granted paths) and
+// hidden files and directories.
+func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	p, err := semfs.Clean("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	var buf [16]uint64
+	s := f.pol.walk(p, buf[:0])
+	a, r := f.pol.decide(s)
+	if a == None && !f.pol.grantsBelow(s) {
+		return nil, refusal("readdir", p, a, r)
+	}
+	entries, err := f.inner.ReadDir(ctx, p)
+	if err != nil {
+		if a == None {
+			return nil, refusal("readdir", p, a, r)
+		}
+		return nil, err
+	}
+	v := f.view(ctx)
+	var hiddenNames map[string]bool
+	if v.on {
+		if ok, err := v.visible(p, true); err != nil || !ok {
+			if err != nil {
+				return nil, semfs.RewritePath(err, "readdir", p)
+			}
+			return nil, hidden("readdir", p)
+		}
+		if hiddenNames, err = v.hiddenIn(p, entries); err != nil {
+			return nil, semfs.RewritePath(err, "readdir", p)
+		}
+	}
+	if !f.pol.anyNone && len(hiddenNames) == 0 {
+		return entries, nil
+	}
+	out := make([]fs.DirEntry, 0, len(entries))
+	var cbuf [16]uint64
+	for _, e := range entries {
+		n := e.Name()
+		if hiddenNames[n] {
+			continue
+		}
+		if f.pol.anyNone && f.pol.child(s, n) == None &&
+			!(e.IsDir() && f.pol.childGrantsBelow(s, n, cbuf[:0])) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// readable checks that p may be read and is visible.
+func (f *FS) readable(ctx context.Context, op, p string) error {
+	var buf [16]uint64
+	if a, r := f.pol.decide(f.pol.walk(p, buf[:0])); a == None {
+		return refusal(op, p, a, r)
+	}
+	if v := f.view(ctx); v.on {
+		ok, err := v.visible(p, false)
+		if err != nil {
+			return semfs.RewritePath(err, op, p)
+		}
+		if !ok {
+			return hidden(op, p)
+		}
+	}
+	return nil
+}
+
+// Open opens a file the principal may read.
+func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
+	p, err := semfs.Clean("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.readable(ctx, "open", p); err != nil {
+		return nil, err
+	}
+	return f.inner.Open(ctx, p)
+}
+
+// ReadFile reads a file the principal may read.
+func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	p, err := semfs.Clean("read", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.readable(ctx, "read", p); err != nil {
+		return nil, err
+	}
+	return semfs.ReadFile(ctx, f.inner, p)
+}
+
+// Exists answers false for paths that are absent, refused or hidden.
+func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
+	p, err := semfs.Clean("exists", name)
+	if err != nil {
+		return false, nil
+	}
+	var buf [16]uint64
+	s := f.pol.walk(p, buf[:0])
+	a, _ := f.pol.decide(s)
+	if a == None && !f.pol.grantsBelow(s) {
+		return false, nil
+	}
+	info, err := f.inner.Stat(ctx, p)
+	if err != nil {
+		if semfs.IsAbsence(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	if a == None && !info.IsDir() {
+		return false, nil
+	}
+	v := f.view(ctx)
+	return v.visible(p, info.IsDir())
+}
+
+// TotalSize reports the whole tree, hidden and refused parts included: the
+// number exists to enforce a budget.
+func (f *FS) TotalSize(ctx context.Context) (int64, error) {
+	return semfs.TotalSize(ctx, f.inner)
+}

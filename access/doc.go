@@ -1,0 +1,79 @@
+// Package access is the access layer: path rules (read, write or none, last
+// match wins over a default) and per-file visibility (public, or a set of
+// groups), enforced on the tree itself so that they hold on every surface —
+// FUSE, shell, MCP, HTTP, CLI — at once.
+//
+//	fsys := access.New(tree, access.Policy{
+//		Default: access.None,
+//		Rules: []access.Rule{
+//			{Path: "/corpus", Access: access.Read, Note: "curated upstream"},
+//			{Path: "/work", Access: access.Write},
+//			{Path: "/**/*.locked.md", Access: access.Read},
+//		},
+//		Quota: 1 << 30,
+//	})
+//
+// # Path rules
+//
+// A rule covers the paths its pattern matches and everything below them
+// (see [Rule] for the glob syntax). The last rule covering a path decides;
+// [Policy.Default] (Write when unset) applies where none does.
+//
+//   - A listing filters: entries without access are left out, so an
+//     allowlisted tree is navigable rather than a minefield.
+//   - A named path refuses: reading, stat'ing or listing a path without
+//     access fails with [semfs.ErrPermission] — whether or not it exists,
+//     so guessing names is not a probe. Exists answers false.
+//   - Traversal is not read access: a directory on the way to a path some
+//     rule could grant stays listable (showing only such entries) and
+//     stat'able, without granting its files. "Could grant" is decided from
+//     the rules alone: with a grant like "/**/x" every directory leads
+//     somewhere, so every directory name shows (never a file's).
+//   - Writing, creating, removing, tagging need Write; a rename needs Write
+//     at the source and the destination, and a directory moves only if
+//     every path below it may be written at both places.
+//   - A recursive remove that would reach a path without Write (or a hidden
+//     file) is refused whole, before anything is removed.
+//   - TotalSize reports the whole tree: hiding a subtree must not buy room
+//     past a budget. With [Policy.Quota], WriteFile (old size replaced by
+//     new) and writes through OpenFile (growth past the file's size, on
+//     Write, WriteAt and Truncate) that would exceed it fail with
+//     [semfs.ErrQuota], whose detail gives the numbers.
+//
+// # Visibility
+//
+// A file hidden from the principal does not exist for it: Stat, Open,
+// Remove, Meta and SetTags fail with [semfs.ErrNotExist]; it is absent from
+// listings, Files, query and search results and Meta links; a failing
+// recursive remove does not name it; Exists answers false. A directory is
+// hidden when it holds files and all of them are hidden (the tree pruned to
+// the principal's groups). Writing over a hidden file cannot pretend it is
+// absent; it fails with ErrPermission.
+//
+// Who is asking comes from [semfs.PrincipalFrom]. A context without a
+// principal is a host call (the daemon itself, a snapshot, maintenance):
+// nothing is hidden from it. Admin principals see every file. Path rules
+// apply to everyone.
+//
+// Visibility is decided, in order of preference, by [Policy.Visible] when
+// set; by the wrapped tree's [VisibilityFS] when it has one (the metadata
+// layer should: it answers a whole directory at once); or by the wrapped
+// tree's [semfs.MetaFS], one Meta per file (semfs.Tags.VisibleTo) and a scan
+// of a directory's files, stopping at the first visible one, per directory.
+// A tree without metadata hides nothing.
+//
+// # Metadata and search
+//
+// Meta on a path without read access is refused like a read (a summary
+// describes bytes not granted); SetTags follows the write rules; results of
+// Query, Search and Related are filtered to paths with access that are
+// visible, since a hit is an existence proof. A filtered search page may
+// hold fewer hits than its limit.
+//
+// # Limits
+//
+// Checks and the operation they guard are not one transaction: a file
+// created concurrently inside a subtree being removed can be removed
+// unchecked. Snapshots are not forwarded: they are host operations taken
+// below this layer ([FS.Unwrap]).
+package access

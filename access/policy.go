@@ -1,0 +1,347 @@
+package access
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/semfs/semfs"
+)
+
+// Access is what a path rule grants.
+type Access uint8
+
+const (
+	// Unset is the zero value: as Policy.Default it means Write; a Rule
+	// must not use it.
+	Unset Access = iota
+	// None hides a path from listings and refuses it when named.
+	None
+	// Read allows reading, listing and metadata, refuses writes.
+	Read
+	// Write allows everything.
+	Write
+)
+
+// String returns "none", "read", "write" or "unset".
+func (a Access) String() string {
+	switch a {
+	case None:
+		return "none"
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	}
+	return "unset"
+}
+
+// ParseAccess parses "none", "read" or "write".
+func ParseAccess(s string) (Access, error) {
+	switch strings.ToLower(s) {
+	case "none":
+		return None, nil
+	case "read":
+		return Read, nil
+	case "write":
+		return Write, nil
+	}
+	return Unset, fmt.Errorf("access: %q is not one of none, read, write", s)
+}
+
+// Rule grants Access on the paths Path matches and everything below them.
+// Path is a tree path or a glob: "*" matches within one element, "?" one
+// character, "**" any number of elements (zero included), and [...] a
+// character class, as in path.Match. "/corpus" covers /corpus and its whole
+// subtree; "/**/*.locked.md" covers every file so named at any depth.
+type Rule struct {
+	Path   string
+	Access Access
+	// Note is a human reason, shown in the detail of a refusal.
+	Note string
+}
+
+// Policy is what the access layer enforces. Rules cascade: the last rule
+// matching a path (or one of its ancestors) wins over Default.
+type Policy struct {
+	// Default applies where no rule matches; Unset means Write.
+	Default Access
+	Rules   []Rule
+	// Quota, when positive, is the most bytes the whole tree may hold; a
+	// write that would exceed it fails with semfs.ErrQuota.
+	Quota int64
+	// Visible, when set, decides per-file visibility (see the package
+	// documentation) instead of the wrapped tree's metadata. It is asked
+	// about files and directories; ctx carries the principal. A hidden
+	// directory must hide everything below it.
+	Visible func(ctx context.Context, path string) (bool, error)
+}
+
+// Validate reports the first invalid rule of p.
+func (p Policy) Validate() error {
+	_, err := compile(p)
+	return err
+}
+
+// maxSegs bounds a pattern's elements (states are bits of a uint64).
+const maxSegs = 62
+
+type segKind uint8
+
+const (
+	segLiteral segKind = iota
+	segStar            // "*": any one element
+	segGlob            // an element pattern with * ? [
+	segAny             // "**": any number of elements
+)
+
+type seg struct {
+	kind segKind
+	text string
+}
+
+func (s seg) match(name string) bool {
+	switch s.kind {
+	case segLiteral:
+		return s.text == name
+	case segStar:
+		return true
+	default:
+		ok, _ := path.Match(s.text, name)
+		return ok
+	}
+}
+
+// rule is a compiled Rule: a pattern run as a small NFA whose states are the
+// bits of a uint64. Bit i means "segs[:i] matched so far"; bit len(segs)
+// means the pattern matched the path or one of its ancestors, and is kept
+// for every path below (a rule covers a subtree).
+type rule struct {
+	Rule
+	segs  []seg
+	start uint64 // closure of state 0
+	done  uint64 // bit len(segs)
+}
+
+func compileRule(r Rule) (rule, error) {
+	if r.Access != None && r.Access != Read && r.Access != Write {
+		return rule{}, fmt.Errorf("access: rule %q: access must be none, read or write", r.Path)
+	}
+	p := r.Path
+	if p == "" || p[0] != '/' {
+		return rule{}, fmt.Errorf("access: rule %q: path must start with /", r.Path)
+	}
+	cr := rule{Rule: r}
+	if p != "/" {
+		for elem := range strings.SplitSeq(p[1:], "/") {
+			switch {
+			case elem == "" || elem == "." || elem == "..":
+				return rule{}, fmt.Errorf("access: rule %q: empty, . or .. element", r.Path)
+			case elem == "**":
+				if n := len(cr.segs); n > 0 && cr.segs[n-1].kind == segAny {
+					continue // "**/**" is "**"
+				}
+				cr.segs = append(cr.segs, seg{kind: segAny})
+			case elem == "*":
+				cr.segs = append(cr.segs, seg{kind: segStar})
+			case strings.ContainsAny(elem, `*?[\`):
+				if _, err := path.Match(elem, ""); err != nil {
+					return rule{}, fmt.Errorf("access: rule %q: bad pattern element %q", r.Path, elem)
+				}
+				cr.segs = append(cr.segs, seg{kind: segGlob, text: elem})
+			default:
+				cr.segs = append(cr.segs, seg{kind: segLiteral, text: elem})
+			}
+		}
+	}
+	if len(cr.segs) > maxSegs {
+		return rule{}, fmt.Errorf("access: rule %q: more than %d elements", r.Path, maxSegs)
+	}
+	cr.done = 1 << len(cr.segs)
+	cr.start = cr.closure(1)
+	return cr, nil
+}
+
+// closure adds the states reachable by letting "**" match zero elements.
+func (r *rule) closure(s uint64) uint64 {
+	for i, sg := range r.segs {
+		if sg.kind == segAny && s&(1<<i) != 0 {
+			s |= 1 << (i + 1)
+		}
+	}
+	return s
+}
+
+// step consumes one path element.
+func (r *rule) step(s uint64, name string) uint64 {
+	if s == 0 {
+		return 0
+	}
+	next := s & r.done
+	for i, sg := range r.segs {
+		if s&(1<<i) == 0 {
+			continue
+		}
+		if sg.kind == segAny {
+			next |= 1 << i
+		} else if sg.match(name) {
+			next |= 1 << (i + 1)
+		}
+	}
+	return r.closure(next)
+}
+
+// policy is a compiled Policy.
+type policy struct {
+	def   Access
+	rules []rule
+	// Facts that let common calls skip work.
+	anyNone     bool // some path can be None
+	allWritable bool // no path can be less than Write
+}
+
+func compile(p Policy) (*policy, error) {
+	cp := &policy{def: p.Default}
+	switch cp.def {
+	case Unset:
+		cp.def = Write
+	case None, Read, Write:
+	default:
+		return nil, fmt.Errorf("access: default access %d is not none, read or write", p.Default)
+	}
+	if p.Quota < 0 {
+		return nil, fmt.Errorf("access: negative quota %d", p.Quota)
+	}
+	cp.anyNone = cp.def == None
+	cp.allWritable = cp.def == Write
+	for _, r := range p.Rules {
+		cr, err := compileRule(r)
+		if err != nil {
+			return nil, err
+		}
+		cp.rules = append(cp.rules, cr)
+		if r.Access == None {
+			cp.anyNone = true
+		}
+		if r.Access != Write {
+			cp.allWritable = false
+		}
+	}
+	return cp, nil
+}
+
+// states holds the NFA state of every rule after some path.
+type states []uint64
+
+// walk returns the rules' states after canonical path p. buf is reused.
+func (cp *policy) walk(p string, buf states) states {
+	s := buf[:0]
+	for i := range cp.rules {
+		s = append(s, cp.rules[i].start)
+	}
+	if p == "/" {
+		return s
+	}
+	rest := p[1:]
+	for rest != "" {
+		name := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			name, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		for i := range cp.rules {
+			s[i] = cp.rules[i].step(s[i], name)
+		}
+	}
+	return s
+}
+
+// decide returns the access and the deciding rule (nil for the default)
+// given the rules' states at a path.
+func (cp *policy) decide(s states) (Access, *rule) {
+	for i := len(cp.rules) - 1; i >= 0; i-- {
+		if s[i]&cp.rules[i].done != 0 {
+			return cp.rules[i].Access, &cp.rules[i]
+		}
+	}
+	return cp.def, nil
+}
+
+// child returns the access of the entry name of a directory whose states
+// are s.
+func (cp *policy) child(s states, name string) Access {
+	for i := len(cp.rules) - 1; i >= 0; i-- {
+		r := &cp.rules[i]
+		if s[i] == 0 {
+			continue
+		}
+		if s[i]&r.done != 0 || r.step(s[i], name)&r.done != 0 {
+			return r.Access
+		}
+	}
+	return cp.def
+}
+
+// grantsBelow reports whether, at a path whose states are s, some path
+// strictly below could be granted (Read or Write): that is what makes a
+// None directory traversable.
+func (cp *policy) grantsBelow(s states) bool {
+	for i := len(cp.rules) - 1; i >= 0; i-- {
+		r := &cp.rules[i]
+		if s[i] == 0 {
+			continue
+		}
+		if s[i]&r.done != 0 {
+			// r covers the whole subtree; earlier rules cannot win below.
+			return r.Access != None
+		}
+		if r.Access != None {
+			return true // the pattern can still match something deeper
+		}
+	}
+	return cp.def != None
+}
+
+// childGrantsBelow is grantsBelow for the entry name of a directory whose
+// states are s.
+func (cp *policy) childGrantsBelow(s states, name string, buf states) bool {
+	c := buf[:0]
+	for i := range cp.rules {
+		c = append(c, cp.rules[i].step(s[i], name))
+	}
+	return cp.grantsBelow(c)
+}
+
+// restrictsBelow reports whether some path at or below the path whose
+// states are s could be less than Write (so a recursive operation must look
+// at every path).
+func (cp *policy) restrictsBelow(s states) bool {
+	for i := len(cp.rules) - 1; i >= 0; i-- {
+		r := &cp.rules[i]
+		if s[i] == 0 {
+			continue
+		}
+		if s[i]&r.done != 0 {
+			return r.Access != Write
+		}
+		if r.Access != Write {
+			return true
+		}
+	}
+	return cp.def != Write
+}
+
+// refusal builds the ErrPermission of a path rule, explained by the rule's
+// note; no name beyond p appears.
+func refusal(op, p string, a Access, r *rule) error {
+	detail := "not granted by the access policy"
+	if a == Read {
+		detail = "read-only by the access policy"
+	}
+	if r != nil && r.Note != "" {
+		detail += ": " + r.Note
+	}
+	return semfs.PathErr(op, p, semfs.ErrPermission, detail)
+}

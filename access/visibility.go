@@ -1,0 +1,138 @@
+package access
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/semfs/semfs"
+)
+
+// VisibilityFS is implemented by metadata layers that answer per-file
+// visibility (seed 003: public, or a set of groups) cheaply, in bulk. The
+// access layer prefers it to asking Meta file by file, and to scanning a
+// directory's files to decide whether the directory itself is visible.
+//
+// The rules it must follow: a file is visible to p when its tags are
+// (semfs.Tags.VisibleTo); a directory is visible when it holds at least one
+// visible file or no file at all (so a directory whose files are all hidden
+// does not exist for p, as in a tree pruned to the session's groups).
+type VisibilityFS interface {
+	semfs.FS
+	// VisibleTo reports whether the file or directory name is visible to
+	// p. A missing name answers false.
+	VisibleTo(ctx context.Context, p semfs.Principal, name string) (bool, error)
+	// HiddenIn returns the names of the entries of directory dir that are
+	// hidden from p, or nil when none is.
+	HiddenIn(ctx context.Context, p semfs.Principal, dir string) (map[string]bool, error)
+}
+
+// view decides visibility for one call. The zero view (no principal, an
+// admin, or a tree without metadata) sees everything.
+type view struct {
+	f    *FS
+	ctx  context.Context
+	pr   semfs.Principal
+	on   bool
+	dirs map[string]bool // per-call cache of directory answers
+}
+
+// view returns the visibility view of the principal in ctx. No principal
+// means a host call: nothing is hidden (path rules still apply).
+func (f *FS) view(ctx context.Context) *view {
+	v := &view{f: f, ctx: ctx}
+	if f.hook != nil {
+		v.on = true
+		return v
+	}
+	pr, ok := semfs.PrincipalFrom(ctx)
+	if !ok || pr.Admin || (f.vis == nil && f.meta == nil) {
+		return v
+	}
+	v.pr, v.on = pr, true
+	return v
+}
+
+// visible reports whether p (a directory if isDir) is visible.
+func (v *view) visible(p string, isDir bool) (bool, error) {
+	if !v.on || p == "/" {
+		return true, nil
+	}
+	switch {
+	case v.f.hook != nil:
+		return v.f.hook(v.ctx, p)
+	case v.f.vis != nil:
+		return v.f.vis.VisibleTo(v.ctx, v.pr, p)
+	case isDir:
+		return v.dirVisible(p)
+	default:
+		return v.fileVisible(p)
+	}
+}
+
+// fileVisible asks the metadata of one file.
+func (v *view) fileVisible(p string) (bool, error) {
+	m, err := v.f.meta.Meta(v.ctx, p)
+	if err != nil {
+		if semfs.IsAbsence(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return m.Tags.VisibleTo(v.pr), nil
+}
+
+// dirVisible scans the files below p until it finds a visible one.
+func (v *view) dirVisible(p string) (bool, error) {
+	if ok, seen := v.dirs[p]; seen {
+		return ok, nil
+	}
+	ok, err := func() (bool, error) {
+		any := false
+		for fp, err := range semfs.Files(v.ctx, v.f.inner, p) {
+			if err != nil {
+				if semfs.IsAbsence(err) {
+					return !any, nil
+				}
+				return false, err
+			}
+			any = true
+			vis, err := v.fileVisible(fp)
+			if err != nil || vis {
+				return vis, err
+			}
+		}
+		return !any, nil
+	}()
+	if err != nil {
+		return false, err
+	}
+	if v.dirs == nil {
+		v.dirs = map[string]bool{}
+	}
+	v.dirs[p] = ok
+	return ok, nil
+}
+
+// hiddenIn returns the hidden entries of directory dir.
+func (v *view) hiddenIn(dir string, entries []fs.DirEntry) (map[string]bool, error) {
+	if !v.on {
+		return nil, nil
+	}
+	if v.f.hook == nil && v.f.vis != nil {
+		return v.f.vis.HiddenIn(v.ctx, v.pr, dir)
+	}
+	var hidden map[string]bool
+	for _, e := range entries {
+		ok, err := v.visible(semfs.Join(dir, e.Name()), e.IsDir())
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if hidden == nil {
+				hidden = map[string]bool{}
+			}
+			hidden[e.Name()] = true
+		}
+	}
+	return hidden, nil
+}
