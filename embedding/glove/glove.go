@@ -41,8 +41,8 @@ const (
 
 // Calibrated on testdata/paraphrase.tsv; see docs/bench/embedding.md.
 const (
-	tagThreshold       = 0.5
-	duplicateThreshold = 0.85
+	tagThreshold       = 0.53
+	duplicateThreshold = 0.60
 )
 
 const weightsPath = "embedding/glove/weights/glove-6b-100d-100k-int8.bin"
