@@ -1,0 +1,45 @@
+// Package hostfs serves a real host directory as a [semfs.FS].
+//
+// Every access goes through an [os.Root], so no ".." and no symbolic link can
+// reach outside the directory: links that stay inside the tree are followed,
+// links that leave it (absolute links included) fail with ErrPermission and
+// the detail "symlink points outside the tree", and a link loop fails with
+// ErrInvalid. Host paths never appear in errors or listings: every error is a
+// *fs.PathError carrying the tree path and one semfs sentinel.
+//
+// # Modes
+//
+// [Open] takes a [Mode]:
+//
+//   - [ReadOnly]: writes are refused with ErrReadOnly. [FS.Tree] returns a
+//     view without the writer methods, so capability checks see a read-only
+//     tree.
+//   - [ReadWrite]: writes go to disk. WriteFile is atomic per file: the
+//     bytes go to a temporary file in the same directory, which is fsynced
+//     and renamed over the target, and the directory is fsynced, so a crash
+//     leaves the old file or the new one, never half of either.
+//   - [Overlay]: copy-on-write. Reads fall through to disk; writes, removals
+//     and renames land in an in-memory overlay (with whiteouts for what was
+//     removed) and nothing on the host changes until [FS.Commit] applies the
+//     overlay (removals, then directory creations, then one atomic write per
+//     file). [FS.Discard] drops it, [FS.Changes] lists it.
+//
+// # Hidden paths
+//
+// Paths listed with the [Hide] option ("/.semfs" by default, where the index
+// keeps its database) are left out of listings, Files and TotalSize, and
+// every attempt to open, stat or change them fails with ErrPermission.
+// Temporary files of atomic writes (names starting ".semfs-tmp-") are hidden
+// the same way. Hiding is bookkeeping, not access control: a symbolic link
+// inside the tree that points into a hidden directory still reaches it when
+// named (listings leave such links out). Use the access layer for policy.
+//
+// # Host entries semfs does not model
+//
+// The tree holds regular files and directories. Symbolic links appear as
+// what they point to; links that escape, dangle or loop, links to a directory
+// above themselves (which would make the tree infinite), devices, sockets and
+// pipes are left out of listings, and naming one fails with a clear error.
+// Names that are not valid semfs path elements (control characters,
+// backslashes, invalid UTF-8, longer than 255 bytes) are left out of listings.
+package hostfs
