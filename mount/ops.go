@@ -308,6 +308,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if mo == nil {
 		return semfs.PathErr("rename", o, semfs.ErrNotExist, "")
 	}
+	if mo.ReadOnly {
+		return semfs.PathErr("rename", o, semfs.ErrReadOnly, "mount "+mo.At+" is read-only; writable mounts: "+f.writable)
+	}
 	mn, err := f.writeTarget("rename", n)
 	if err != nil {
 		return err
@@ -316,9 +319,6 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		return &fs.PathError{Op: "rename", Path: o, Err: crossMountError{
 			detail: o + " is in mount " + mo.At + ", " + n + " in mount " + mn.At + "; copy the data, then remove the source",
 		}}
-	}
-	if mo.ReadOnly {
-		return semfs.PathErr("rename", o, semfs.ErrReadOnly, "mount "+mo.At+" is read-only; writable mounts: "+f.writable)
 	}
 	if err := f.ensureParent(ctx, "rename", mn, n); err != nil {
 		return err
