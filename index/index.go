@@ -1,0 +1,203 @@
+// Package index defines the store of record for semfs metadata and the
+// derived data that makes a tree findable (chunks, full text, trigrams,
+// vectors), together with the driver-independent logic every store shares:
+// chunking, tokenising, FTS query building, trigram query planning for grep,
+// an in-memory vector matrix and rank fusion.
+//
+// # Store of record and derived data
+//
+// A [Store] keeps two kinds of data. Metadata (tags, created_by, times, size,
+// hash) is what users gave us: it is written durably before a call returns.
+// Everything else is derived from file bytes + metadata and can be rebuilt:
+// a store detects a missing or inconsistent derived table when it opens and
+// marks every file for re-indexing instead of answering from an empty table.
+//
+// Drivers live in subpackages (index/sqlite); only they import a database
+// driver.
+package index
+
+import (
+	"context"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+)
+
+// Content index states of a file.
+const (
+	StateIndexed = "indexed" // chunks, full text and trigrams are current
+	StatePending = "pending" // bytes changed; derived data not yet rebuilt
+	StateSkipped = "skipped" // not indexed on purpose; Reason says why
+)
+
+// File is a file's row in the store: its metadata plus bookkeeping.
+type File struct {
+	semfs.Meta
+	// ModTime is the base FS modification time seen when the row was last
+	// brought in line with the bytes (Reconcile compares it).
+	ModTime time.Time `json:"modTime"`
+	// State is the content index state (StateIndexed, StatePending,
+	// StateSkipped) and Reason explains a skip ("binary", "too large").
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Content is the derived data of one file, produced by [Analyze].
+type Content struct {
+	Chunks []Chunk
+	// Grep is the text indexed for trigram lookup; GrepOK is false when the
+	// file's bytes are not in the trigram index (binary, too large), which
+	// makes it a candidate of every grep.
+	Grep   string
+	GrepOK bool
+}
+
+// Chunk is one searchable piece of a file.
+type Chunk struct {
+	No        int    // 0-based chunk number within the file
+	StartLine int    // 1-based first line
+	EndLine   int    // 1-based last line
+	Text      string // the chunk's text
+}
+
+// ChunkHit is a chunk found by a full-text or vector lookup.
+type ChunkHit struct {
+	Path      string
+	No        int
+	StartLine int
+	EndLine   int
+	Text      string
+	Score     float64 // bm25: higher is better (negated SQLite rank); vector: cosine
+}
+
+// Filter restricts a content lookup to files whose metadata match. Zero
+// fields do not filter.
+type Filter struct {
+	Task       string
+	CreatedBy  string
+	PathPrefix string // canonical directory or file path
+	Type       string // extension without the dot
+	Tags       map[string]string
+}
+
+// Empty reports whether f filters nothing.
+func (f Filter) Empty() bool {
+	return f.Task == "" && f.CreatedBy == "" && (f.PathPrefix == "" || f.PathPrefix == "/") && f.Type == "" && len(f.Tags) == 0
+}
+
+// Match reports whether a file row passes f.
+func (f Filter) Match(r File) bool {
+	if f.Task != "" && r.Task != f.Task {
+		return false
+	}
+	if f.CreatedBy != "" && r.CreatedBy != f.CreatedBy {
+		return false
+	}
+	if f.PathPrefix != "" && !semfs.HasPrefix(r.Path, f.PathPrefix) {
+		return false
+	}
+	if f.Type != "" && Ext(r.Path) != f.Type {
+		return false
+	}
+	for k, v := range f.Tags {
+		if r.Extra[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// VecHit is one nearest neighbour from a vector space.
+type VecHit struct {
+	Key        string
+	Similarity float32
+}
+
+// Store is the index behind the meta layer. Implementations are safe for
+// concurrent use. Errors are *fs.PathError wrapping a semfs sentinel where a
+// path is involved.
+type Store interface {
+	embedding.Store
+
+	// File returns the row of path, failing with ErrNotExist when there is
+	// none.
+	File(ctx context.Context, path string) (File, error)
+	// Files returns the rows of the given paths that exist.
+	Files(ctx context.Context, paths []string) (map[string]File, error)
+	// WalkFiles calls fn for every row at or below root, in path order.
+	WalkFiles(ctx context.Context, root string, fn func(File) error) error
+	// Put creates or replaces the rows of items in one durable transaction.
+	// An item's TagText is the text of the file's tag vector (see TagText);
+	// when it differs from the stored one the tag vector becomes stale. If
+	// Content is non-nil the file's derived data is replaced by it; content
+	// vectors of chunks whose text did not change are kept.
+	Put(ctx context.Context, items ...Item) error
+	// Remove drops the row of path and, with subtree, every row below it.
+	Remove(ctx context.Context, path string, subtree bool) error
+	// Rename moves the row of oldpath (and every row below it) to newpath,
+	// dropping rows newpath replaces, and rewrites links pointing at a moved
+	// path in every row that holds one.
+	Rename(ctx context.Context, oldpath, newpath string) error
+	// PendingFiles returns up to limit paths whose State is StatePending.
+	PendingFiles(ctx context.Context, limit int) ([]string, error)
+
+	// TagKeywordCandidates returns the paths whose path, created_by, task
+	// or related apps contain word (case-insensitive substring).
+	TagKeywordCandidates(ctx context.Context, word string) ([]string, error)
+	// SearchChunks runs a BM25 lookup of the tokens (any of them) over
+	// chunk texts and paths, returning at most limit chunks best first.
+	SearchChunks(ctx context.Context, tokens []string, f Filter, limit int) ([]ChunkHit, error)
+	// Chunk returns one chunk by its key (see ChunkKey).
+	Chunk(ctx context.Context, key string) (ChunkHit, error)
+	// Nearest returns the k vectors of space most similar to q (cosine, on
+	// normalised vectors) with similarity ≥ min, best first.
+	Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]VecHit, error)
+	// GrepCandidates returns the files at or below root that may satisfy q
+	// (nil q: every file), plus every file not in the trigram index
+	// (pending, binary, too large). pending counts the rows whose content is
+	// not indexed yet.
+	GrepCandidates(ctx context.Context, root string, q *Query) (paths []string, pending int, err error)
+
+	// Check verifies the derived data and reports what it found. With
+	// repair, files whose derived data is inconsistent are marked pending.
+	Check(ctx context.Context, repair bool) (CheckReport, error)
+	// MarkAllPending marks every file pending and drops all derived data
+	// (reindex).
+	MarkAllPending(ctx context.Context) error
+	Close() error
+}
+
+// CheckReport is what Store.Check found.
+type CheckReport struct {
+	Files        int      `json:"files"`
+	Chunks       int      `json:"chunks"`
+	Pending      int      `json:"pending"`
+	Skipped      int      `json:"skipped"`
+	Problems     []string `json:"problems,omitempty"`
+	Repaired     bool     `json:"repaired"`
+	TagVectors   int      `json:"tagVectors"`
+	ChunkVectors int      `json:"chunkVectors"`
+}
+
+// ChunkKey is the key of a chunk in the content vector space: the path, a
+// '#', and the chunk number zero-padded so that keys sort in chunk order.
+func ChunkKey(path string, no int) string {
+	return path + "#" + pad5(no)
+}
+
+func pad5(n int) string {
+	s := []byte("00000")
+	for i := 4; i >= 0 && n > 0; i-- {
+		s[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(s)
+}
+
+// Item is one row change for Store.Put.
+type Item struct {
+	File    File
+	TagText string
+	Content *Content // nil: keep the derived data as it is
+}

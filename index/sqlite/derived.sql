@@ -1,0 +1,16 @@
+CREATE TABLE IF NOT EXISTS chunks (
+	id         INTEGER PRIMARY KEY,
+	key        TEXT NOT NULL UNIQUE,
+	path       TEXT NOT NULL,
+	no         INTEGER NOT NULL,
+	start_line INTEGER NOT NULL,
+	end_line   INTEGER NOT NULL,
+	text       TEXT NOT NULL,
+	vec        BLOB,
+	fresh      INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, no);
+CREATE INDEX IF NOT EXISTS chunks_need ON chunks(key) WHERE fresh = 0;
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(path, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS tags_fts USING fts5(path, created_by, task, apps, content='', contentless_delete=1, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS grep_fts USING fts5(body, content='', contentless_delete=1, tokenize='trigram', detail='none');

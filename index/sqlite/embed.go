@@ -1,0 +1,216 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// spaceSQL names the table and columns holding a space's rows.
+type spaceSQL struct{ table, key, text, vec, fresh string }
+
+func space(name string) (spaceSQL, error) {
+	switch name {
+	case embedding.SpaceTags:
+		return spaceSQL{"files", "path", "tag_text", "tag_vec", "tag_fresh"}, nil
+	case embedding.SpaceContent:
+		return spaceSQL{"chunks", "key", "text", "vec", "fresh"}, nil
+	}
+	return spaceSQL{}, errSpace(name)
+}
+
+// NeedingEmbedding implements embedding.Store.
+func (ix *Index) NeedingEmbedding(ctx context.Context, spaceName, after string, limit int) ([]embedding.Pending, error) {
+	s, err := space(spaceName)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+s.key+`, `+s.text+` FROM `+s.table+` WHERE `+s.fresh+` = 0 AND `+s.key+` > ? ORDER BY `+s.key+` LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, storeErr("embed", "/", err)
+	}
+	defer rows.Close()
+	var out []embedding.Pending
+	for rows.Next() {
+		var p embedding.Pending
+		if err := rows.Scan(&p.Key, &p.Text); err != nil {
+			return nil, storeErr("embed", "/", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// CountNeedingEmbedding implements embedding.Store.
+func (ix *Index) CountNeedingEmbedding(ctx context.Context, spaceName string) (int, error) {
+	s, err := space(spaceName)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+` WHERE `+s.fresh+` = 0`).Scan(&n); err != nil {
+		return 0, storeErr("embed", "/", err)
+	}
+	return n, nil
+}
+
+// SetEmbedding implements embedding.Store. The vector is ignored when the
+// row's text has changed since it was read (or the row is gone).
+func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, vec []float32) error {
+	s, err := space(spaceName)
+	if err != nil {
+		return err
+	}
+	cp := append([]float32(nil), vec...)
+	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`,
+			encodeVec(cp), key, text)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil, nil
+		}
+		return []memOp{func() { ix.vecs[spaceName].Set(key, cp) }}, nil
+	})
+}
+
+// SetEmbeddings stores several vectors of one space in one transaction (the
+// bulk form of SetEmbedding, used by imports).
+func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []embedding.Pending, vecs [][]float32) error {
+	s, err := space(spaceName)
+	if err != nil {
+		return err
+	}
+	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`)
+		if err != nil {
+			return nil, err
+		}
+		defer stmt.Close()
+		var ops []memOp
+		for i, r := range rows {
+			cp := append([]float32(nil), vecs[i]...)
+			res, err := stmt.ExecContext(ctx, encodeVec(cp), r.Key, r.Text)
+			if err != nil {
+				return nil, err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				key := r.Key
+				ops = append(ops, func() { ix.vecs[spaceName].Set(key, cp) })
+			}
+		}
+		return ops, nil
+	})
+}
+
+// WipeVectors implements embedding.Store.
+func (ix *Index) WipeVectors(ctx context.Context, spaceName string) error {
+	s, err := space(spaceName)
+	if err != nil {
+		return err
+	}
+	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = NULL, `+s.fresh+` = 0`); err != nil {
+			return nil, err
+		}
+		return []memOp{ix.vecs[spaceName].Reset}, nil
+	})
+}
+
+// Vectors implements embedding.Store.
+func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key string, vec []float32) error) error {
+	s, err := space(spaceName)
+	if err != nil {
+		return err
+	}
+	after := ""
+	for {
+		rows, err := ix.db.QueryContext(ctx, `SELECT `+s.key+`, `+s.vec+` FROM `+s.table+` WHERE `+s.vec+` IS NOT NULL AND `+s.key+` > ? ORDER BY `+s.key+` LIMIT 1000`, after)
+		if err != nil {
+			return storeErr("embed", "/", err)
+		}
+		type kv struct {
+			k string
+			v []float32
+		}
+		var page []kv
+		for rows.Next() {
+			var k string
+			var b []byte
+			if err := rows.Scan(&k, &b); err != nil {
+				rows.Close()
+				return storeErr("embed", "/", err)
+			}
+			page = append(page, kv{k, decodeVec(b)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return storeErr("embed", "/", err)
+		}
+		for _, p := range page {
+			if err := fn(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		if len(page) < 1000 {
+			return nil
+		}
+		after = page[len(page)-1].k
+	}
+}
+
+// VectorOf returns the in-memory vector of key in space.
+func (ix *Index) VectorOf(spaceName, key string) ([]float32, bool) {
+	v, ok := ix.vecs[spaceName]
+	if !ok {
+		return nil, false
+	}
+	return v.Get(key)
+}
+
+// Check implements index.Store.
+func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, error) {
+	var r index.CheckReport
+	var err error
+	r.Problems, err = ix.derivedProblems(ctx)
+	if err != nil {
+		return r, storeErr("check", ix.path, err)
+	}
+	var ic string
+	if err := ix.db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&ic); err != nil {
+		r.Problems = append(r.Problems, "quick_check: "+err.Error())
+	} else if ic != "ok" {
+		r.Problems = append(r.Problems, "quick_check: "+ic)
+	}
+	if len(r.Problems) > 0 && repair {
+		if err := ix.rebuildDerived(ctx); err != nil {
+			return r, err
+		}
+		r.Repaired = true
+	}
+	for _, c := range []struct {
+		q   string
+		dst *int
+	}{
+		{`SELECT count(*) FROM files`, &r.Files},
+		{`SELECT count(*) FROM chunks`, &r.Chunks},
+		{`SELECT count(*) FROM files WHERE state = 'pending'`, &r.Pending},
+		{`SELECT count(*) FROM files WHERE state = 'skipped'`, &r.Skipped},
+		{`SELECT count(*) FROM files WHERE tag_vec IS NOT NULL`, &r.TagVectors},
+		{`SELECT count(*) FROM chunks WHERE vec IS NOT NULL`, &r.ChunkVectors},
+	} {
+		if err := ix.db.QueryRowContext(ctx, c.q).Scan(c.dst); err != nil {
+			return r, storeErr("check", ix.path, err)
+		}
+	}
+	return r, nil
+}
+
+// MarkAllPending implements index.Store.
+func (ix *Index) MarkAllPending(ctx context.Context) error {
+	return ix.rebuildDerived(ctx)
+}
+

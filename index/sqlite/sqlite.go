@@ -1,0 +1,335 @@
+// Package sqlite is the embedded index store: one SQLite file in WAL mode
+// (modernc.org/sqlite, pure Go, FTS5 built in) holding the metadata of
+// record and the derived data semfs searches.
+//
+// # Durability
+//
+// The database runs with journal_mode=WAL and synchronous=FULL: when Put,
+// Remove or Rename returns, the metadata is on stable storage (see
+// docs/bench/index.md for what that costs and why NORMAL was not chosen).
+//
+// # Schema
+//
+// The store-of-record schema is versioned (SchemaVersion) and migrated by
+// embedded SQL files applied in one transaction each. Derived tables
+// (chunks, chunks_fts, tags_fts, grep_fts, vectors held in chunks and files)
+// carry their own DerivedVersion: when it changes, when a derived table is
+// missing, or when row counts disagree, Open rebuilds the derived schema and
+// marks every file pending, so the meta layer re-indexes from bytes instead
+// of answering from an empty table.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// SchemaVersion is the version of the store-of-record schema.
+//
+//	1: files (tags as JSON columns, bookkeeping), links, kv.
+const SchemaVersion = 1
+
+// DerivedVersion is the version of the derived tables and of the analysis
+// that fills them; bumping it rebuilds derived data on the next Open.
+//
+//	1: chunks + chunks_fts (porter, path+body), tags_fts and grep_fts (trigram).
+const DerivedVersion = 1
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+//go:embed derived.sql
+var derivedSQL string
+
+var derivedTables = []string{"chunks", "chunks_fts", "tags_fts", "grep_fts"}
+
+// Index is a Store backed by one SQLite file.
+type Index struct {
+	db   *sql.DB
+	path string
+	wmu  sync.Mutex // serialises write transactions
+
+	vecs map[string]*index.Vectors // per space, in memory
+
+	tmu  sync.RWMutex
+	tags map[string]string // path → lower-cased "path\x00created_by\x00task\x00apps"
+
+	// Repaired is set when Open found derived data inconsistent and
+	// rebuilt the derived schema (every file is then pending).
+	Repaired []string
+}
+
+var _ index.Store = (*Index)(nil)
+var _ embedding.Store = (*Index)(nil)
+
+// Open opens (creating if needed) the index at path, applies migrations,
+// checks the derived tables and loads vectors into memory.
+func Open(ctx context.Context, path string) (*Index, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, &fs.PathError{Op: "open index", Path: path, Err: err}
+		}
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, storeErr("open index", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	ix := &Index{db: db, path: path, vecs: map[string]*index.Vectors{
+		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
+	}, tags: map[string]string{}}
+	if err := ix.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := ix.openDerived(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := ix.load(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Close closes the database.
+func (ix *Index) Close() error { return ix.db.Close() }
+
+func storeErr(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return semfs.PathErr(op, path, semfs.ErrInvalid, "index store: "+err.Error()+"; run 'semfs reindex' if the index is damaged")
+}
+
+func (ix *Index) migrate(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	if _, err := ix.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	var v int
+	err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&v)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	if v > SchemaVersion {
+		return semfs.PathErr("open index", ix.path, semfs.ErrInvalid,
+			fmt.Sprintf("index schema version %d is newer than this binary's %d; upgrade semfs", v, SchemaVersion))
+	}
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	sort.Strings(names)
+	for _, name := range names {
+		n, err := strconv.Atoi(strings.SplitN(filepath.Base(name), "_", 2)[0])
+		if err != nil || n <= v {
+			continue
+		}
+		body, _ := migrations.ReadFile(name)
+		tx, err := ix.db.BeginTx(ctx, nil)
+		if err != nil {
+			return storeErr("open index", ix.path, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return storeErr("open index", ix.path, fmt.Errorf("migration %s: %w", name, err))
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version(version) VALUES (?)`, n); err != nil {
+			tx.Rollback()
+			return storeErr("open index", ix.path, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return storeErr("open index", ix.path, err)
+		}
+	}
+	return nil
+}
+
+// openDerived creates the derived tables and rebuilds them when they are
+// missing, of another version, or inconsistent with the store of record.
+func (ix *Index) openDerived(ctx context.Context) error {
+	problems, err := ix.derivedProblems(ctx)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	fresh, err := ix.isNew(ctx)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	if err := ix.rebuildDerived(ctx); err != nil {
+		return err
+	}
+	if !fresh {
+		ix.Repaired = problems
+	}
+	return nil
+}
+
+func (ix *Index) isNew(ctx context.Context) (bool, error) {
+	var n int
+	err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n)
+	return n == 0, err
+}
+
+// derivedProblems lists what is wrong with the derived tables ("" none).
+func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
+	var problems []string
+	var ver string
+	err := ix.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'derived_version'`).Scan(&ver)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		problems = append(problems, "no derived_version marker")
+	case err != nil:
+		return nil, err
+	case ver != strconv.Itoa(DerivedVersion):
+		problems = append(problems, "derived_version "+ver+" != "+strconv.Itoa(DerivedVersion))
+	}
+	for _, t := range derivedTables {
+		var n int
+		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, t).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			problems = append(problems, "derived table "+t+" is missing")
+		}
+	}
+	if len(problems) > 0 {
+		return problems, nil
+	}
+	counts := []struct{ what, a, b string }{
+		{"chunks vs chunks_fts", `SELECT count(*) FROM chunks`, `SELECT count(*) FROM chunks_fts`},
+		{"files vs tags_fts", `SELECT count(*) FROM files`, `SELECT count(*) FROM tags_fts`},
+		{"grep-indexed files vs grep_fts", `SELECT count(*) FROM files WHERE grep_ok = 1`, `SELECT count(*) FROM grep_fts`},
+		{"chunk files vs indexed files", `SELECT count(DISTINCT path) FROM chunks`, `SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.path = f.path)`},
+	}
+	for _, c := range counts {
+		var a, b int
+		if err := ix.db.QueryRowContext(ctx, c.a).Scan(&a); err != nil {
+			problems = append(problems, c.what+": "+err.Error())
+			continue
+		}
+		if err := ix.db.QueryRowContext(ctx, c.b).Scan(&b); err != nil {
+			problems = append(problems, c.what+": "+err.Error())
+			continue
+		}
+		if a != b {
+			problems = append(problems, fmt.Sprintf("%s: %d rows vs %d", c.what, a, b))
+		}
+	}
+	return problems, nil
+}
+
+// rebuildDerived drops and recreates the derived tables, refills tags_fts
+// from the store of record and marks every file pending.
+func (ix *Index) rebuildDerived(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	defer tx.Rollback()
+	for _, t := range derivedTables {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
+			return storeErr("rebuild index", ix.path, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, derivedSQL); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE files SET state = 'pending', reason = '', grep_ok = 0 WHERE state != 'pending' OR grep_ok != 0`); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps)
+		SELECT id, path, created_by, task, related_apps FROM files`); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv(key, value) VALUES ('derived_version', ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, strconv.Itoa(DerivedVersion)); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	ix.vecs[embedding.SpaceContent].Reset()
+	return nil
+}
+
+// load fills the in-memory vector spaces and tag table.
+func (ix *Index) load(ctx context.Context) error {
+	tags := ix.vecs[embedding.SpaceTags]
+	content := ix.vecs[embedding.SpaceContent]
+	tags.Reset()
+	content.Reset()
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, created_by, task, related_apps, tag_vec FROM files`)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	ix.tmu.Lock()
+	ix.tags = map[string]string{}
+	for rows.Next() {
+		var p, by, task, apps string
+		var vec []byte
+		if err := rows.Scan(&p, &by, &task, &apps, &vec); err != nil {
+			rows.Close()
+			ix.tmu.Unlock()
+			return storeErr("open index", ix.path, err)
+		}
+		ix.tags[p] = tagHay(p, by, task, decodeList(apps))
+		if v := decodeVec(vec); v != nil {
+			tags.Set(p, v)
+		}
+	}
+	ix.tmu.Unlock()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	rows, err = ix.db.QueryContext(ctx, `SELECT key, vec FROM chunks WHERE vec IS NOT NULL`)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var vec []byte
+		if err := rows.Scan(&k, &vec); err != nil {
+			return storeErr("open index", ix.path, err)
+		}
+		if v := decodeVec(vec); v != nil {
+			content.Set(k, v)
+		}
+	}
+	return rows.Err()
+}
+
+// tagHay is the lower-cased text seed 000's keyword points look in: the
+// four fields separated by NUL so that no word matches across two.
+func tagHay(path, createdBy, task string, apps []string) string {
+	return strings.ToLower(path + "\x00" + createdBy + "\x00" + task + "\x00" + strings.Join(apps, "\x00"))
+}

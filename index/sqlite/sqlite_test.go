@@ -1,0 +1,187 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+func open(t *testing.T, path string) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func item(path, text string, tags semfs.Tags) index.Item {
+	m := semfs.Meta{Path: path, Tags: tags, CreatedBy: "app", CreatedAt: time.Unix(1, 0), UpdatedAt: time.Unix(2, 0), Size: int64(len(text))}
+	c, state, reason := index.Analyze(path, []byte(text))
+	return index.Item{File: index.File{Meta: m, State: state, Reason: reason}, TagText: index.TagText(m), Content: c}
+}
+
+func TestPutSearchRenameRemove(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	err := ix.Put(ctx,
+		item("/docs/auth.md", "# Login\n\nThe login handler checks passwords.\n", semfs.Tags{Task: "fix auth bug", RelatedApps: []string{"editor"}}),
+		item("/docs/cook.md", "Two cups of flour.\n", semfs.Tags{Links: []string{"/docs/auth.md"}, Extra: map[string]string{"k": "v"}}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.SearchChunks(ctx, index.QueryTokens("password"), index.Filter{}, 10)
+	if err != nil || len(hits) != 1 || hits[0].Path != "/docs/auth.md" || hits[0].StartLine != 1 {
+		t.Fatalf("search: %v %+v", err, hits)
+	}
+	// Filters reach SQL as parameters.
+	hits, err = ix.SearchChunks(ctx, index.QueryTokens("flour"), index.Filter{Tags: map[string]string{"k": "v"}}, 10)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("tag filter: %v %+v", err, hits)
+	}
+	hits, err = ix.SearchChunks(ctx, index.QueryTokens("flour"), index.Filter{Tags: map[string]string{"k": "w"}}, 10)
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("tag filter mismatch: %v %+v", err, hits)
+	}
+	got, err := ix.TagKeywordCandidates(ctx, "AUTH")
+	if err != nil || !slices.Equal(got, []string{"/docs/auth.md"}) {
+		t.Fatalf("tag candidates: %v %v", got, err)
+	}
+	got, err = ix.TagKeywordCandidates(ctx, "ed") // short: scan path; "editor" and "created_by"? no
+	if err != nil || !slices.Equal(got, []string{"/docs/auth.md"}) {
+		t.Fatalf("short tag candidates: %v %v", got, err)
+	}
+
+	if err := ix.Rename(ctx, "/docs", "/notes"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ix.File(ctx, "/notes/cook.md")
+	if err != nil || !slices.Equal(f.Links, []string{"/notes/auth.md"}) || f.Extra["k"] != "v" {
+		t.Fatalf("after rename: %+v %v", f, err)
+	}
+	if _, err := ix.File(ctx, "/docs/auth.md"); !errors.Is(err, semfs.ErrNotExist) {
+		t.Fatalf("old path still there: %v", err)
+	}
+	hits, _ = ix.SearchChunks(ctx, index.QueryTokens("notes"), index.Filter{}, 10)
+	if len(hits) != 2 {
+		t.Fatalf("path tokens not moved: %+v", hits)
+	}
+	q, ok, err := index.PlanGrep("pass(word|phrase)", false, false)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	paths, pending, err := ix.GrepCandidates(ctx, "/", q)
+	if err != nil || pending != 0 || !slices.Equal(paths, []string{"/notes/auth.md"}) {
+		t.Fatalf("grep: %v %d %v", paths, pending, err)
+	}
+	if err := ix.Remove(ctx, "/notes", true); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.Check(ctx, false)
+	if err != nil || r.Files != 0 || r.Chunks != 0 || len(r.Problems) != 0 {
+		t.Fatalf("check after remove: %+v %v", r, err)
+	}
+}
+
+func TestEmbeddingStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	ix := open(t, path)
+	if err := ix.Put(ctx, item("/a.txt", "alpha\n\nbeta\n", semfs.Tags{Task: "t"})); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ix.NeedingEmbedding(ctx, embedding.SpaceTags, "", 10)
+	if err != nil || len(p) != 1 || p[0].Key != "/a.txt" || p[0].Text != "t /a.txt" {
+		t.Fatalf("needing: %+v %v", p, err)
+	}
+	// A vector for outdated text is ignored.
+	if err := ix.SetEmbedding(ctx, embedding.SpaceTags, "/a.txt", "old text", []float32{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.CountNeedingEmbedding(ctx, embedding.SpaceTags); n != 1 {
+		t.Fatalf("stale text accepted: %d", n)
+	}
+	if err := ix.SetEmbedding(ctx, embedding.SpaceTags, "/a.txt", "t /a.txt", []float32{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.CountNeedingEmbedding(ctx, embedding.SpaceTags); n != 0 {
+		t.Fatalf("still needing: %d", n)
+	}
+	c, _ := ix.NeedingEmbedding(ctx, embedding.SpaceContent, "", 10)
+	if len(c) != 1 || c[0].Key != "/a.txt#00000" {
+		t.Fatalf("content needing: %+v", c)
+	}
+	if err := ix.SetEmbedding(ctx, embedding.SpaceContent, c[0].Key, c[0].Text, []float32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Re-writing the same bytes keeps the chunk vector.
+	if err := ix.Put(ctx, item("/a.txt", "alpha\n\nbeta\n", semfs.Tags{Task: "t"})); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.CountNeedingEmbedding(ctx, embedding.SpaceContent); n != 0 {
+		t.Fatalf("unchanged chunk needs embedding again: %d", n)
+	}
+	hits, _ := ix.Nearest(ctx, embedding.SpaceContent, []float32{0, 1}, 5, 0.5)
+	if len(hits) != 1 || hits[0].Key != "/a.txt#00000" {
+		t.Fatalf("nearest: %+v", hits)
+	}
+	// Vectors survive a reopen (loaded from disk).
+	ix.Close()
+	ix = open(t, path)
+	hits, _ = ix.Nearest(ctx, embedding.SpaceTags, []float32{1, 0}, 5, 0.5)
+	if len(hits) != 1 || hits[0].Key != "/a.txt" {
+		t.Fatalf("nearest after reopen: %+v", hits)
+	}
+	if err := ix.WipeVectors(ctx, embedding.SpaceTags); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.CountNeedingEmbedding(ctx, embedding.SpaceTags); n != 1 {
+		t.Fatalf("wipe left fresh rows: %d", n)
+	}
+	if _, err := ix.NeedingEmbedding(ctx, "bogus", "", 1); !errors.Is(err, semfs.ErrInvalid) {
+		t.Fatalf("unknown space: %v", err)
+	}
+}
+
+func TestDerivedDamageDetected(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	ix := open(t, path)
+	if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	for _, damage := range []string{`DROP TABLE chunks_fts`, `DELETE FROM chunks`, `UPDATE kv SET value = '0' WHERE key = 'derived_version'`} {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(damage); err != nil {
+			t.Fatal(damage, err)
+		}
+		db.Close()
+		ix = open(t, path)
+		if len(ix.Repaired) == 0 {
+			t.Fatalf("%s: not detected", damage)
+		}
+		f, err := ix.File(ctx, "/a.md")
+		if err != nil || f.Task != "greet" || f.State != index.StatePending {
+			t.Fatalf("%s: metadata lost or not pending: %+v %v", damage, f, err)
+		}
+		// Re-index, as the meta layer would, so the next round starts clean.
+		if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+	}
+}

@@ -1,0 +1,464 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// memOp is an in-memory change applied after a transaction commits.
+type memOp func()
+
+func (ix *Index) write(ctx context.Context, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return storeErr(op, path, err)
+	}
+	ops, err := fn(tx)
+	if err != nil {
+		tx.Rollback()
+		return storeErr(op, path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return storeErr(op, path, err)
+	}
+	for _, o := range ops {
+		o()
+	}
+	return nil
+}
+
+// Put implements index.Store.
+func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
+		var ops []memOp
+		for _, it := range items {
+			o, err := ix.putTx(ctx, tx, it)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, o...)
+		}
+		return ops, nil
+	})
+}
+
+func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp, error) {
+	f := it.File
+	public := 0
+	if f.Public {
+		public = 1
+	}
+	state := f.State
+	if state == "" {
+		state = index.StatePending
+	}
+	grepOK := -1 // keep
+	if it.Content != nil {
+		grepOK = 0
+		if it.Content.GrepOK {
+			grepOK = 1
+		}
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
+		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,max(?,0),?,0)
+		ON CONFLICT(path) DO UPDATE SET created_by=excluded.created_by, task=excluded.task,
+		related_apps=excluded.related_apps, summary=excluded.summary, links=excluded.links,
+		provenance=excluded.provenance, extra=excluded.extra, groups_json=excluded.groups_json,
+		public=excluded.public, created_at=excluded.created_at, updated_at=excluded.updated_at,
+		size=excluded.size, hash=excluded.hash, mtime=excluded.mtime, state=excluded.state,
+		reason=excluded.reason, ext=excluded.ext,
+		grep_ok=CASE WHEN ? < 0 THEN files.grep_ok ELSE excluded.grep_ok END,
+		tag_fresh=CASE WHEN files.tag_text = excluded.tag_text THEN files.tag_fresh ELSE 0 END,
+		tag_text=excluded.tag_text
+		RETURNING id`,
+		f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps), f.Summary, encodeList(f.Links), f.Provenance,
+		encodeMap(f.Extra), encodeList(f.Groups), public, nanos(f.CreatedAt), nanos(f.UpdatedAt), f.Size, f.Hash,
+		nanos(f.ModTime), state, f.Reason, index.Ext(f.Path), grepOK, it.TagText, grepOK).Scan(&id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tags_fts WHERE rowid = ?`, id); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
+		id, f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps)); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
+		return nil, err
+	}
+	for _, l := range f.Links {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, l, f.Path); err != nil {
+			return nil, err
+		}
+	}
+	hay := tagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
+	ops := []memOp{func() {
+		ix.tmu.Lock()
+		ix.tags[f.Path] = hay
+		ix.tmu.Unlock()
+	}}
+	if it.Content == nil {
+		return ops, nil
+	}
+	// Replace derived data, keeping vectors of unchanged chunk texts.
+	old, err := ix.dropChunksTx(ctx, tx, f.Path)
+	if err != nil {
+		return nil, err
+	}
+	content := ix.vecs[embedding.SpaceContent]
+	var oldKeys []string
+	for k := range old {
+		oldKeys = append(oldKeys, k)
+	}
+	byText := map[string][]byte{}
+	for _, o := range old {
+		if o.fresh && o.vec != nil {
+			byText[o.text] = o.vec
+		}
+	}
+	type kept struct {
+		key string
+		vec []byte
+	}
+	var keep []kept
+	for _, c := range it.Content.Chunks {
+		key := index.ChunkKey(f.Path, c.No)
+		vec := byText[c.Text]
+		fresh := 0
+		if vec != nil {
+			fresh = 1
+			keep = append(keep, kept{key, vec})
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, vec, fresh) VALUES (?,?,?,?,?,?,?,?)`,
+			key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
+		if err != nil {
+			return nil, err
+		}
+		cid, _ := res.LastInsertId()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`,
+			cid, index.IndexText(f.Path), index.IndexText(c.Text)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM grep_fts WHERE rowid = ?`, id); err != nil {
+		return nil, err
+	}
+	if it.Content.GrepOK {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO grep_fts(rowid, body) VALUES (?,?)`, id, it.Content.Grep); err != nil {
+			return nil, err
+		}
+	}
+	ops = append(ops, func() {
+		for _, k := range oldKeys {
+			content.Delete(k)
+		}
+		for _, k := range keep {
+			content.Set(k.key, decodeVec(k.vec))
+		}
+	})
+	return ops, nil
+}
+
+type oldChunk struct {
+	text  string
+	vec   []byte
+	fresh bool
+}
+
+// dropChunksTx deletes the chunks of path (and their full-text rows) and
+// returns them by key.
+func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string) (map[string]oldChunk, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]oldChunk{}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var k string
+		var o oldChunk
+		var fresh int
+		if err := rows.Scan(&id, &k, &o.text, &o.vec, &fresh); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		o.fresh = fresh == 1
+		out[k] = o
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE path = ?`, path); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Remove implements index.Store.
+func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
+	return ix.write(ctx, "remove", path, func(tx *sql.Tx) ([]memOp, error) {
+		return ix.removeTx(ctx, tx, path, subtree, nil)
+	})
+}
+
+// removeTx drops rows at path (and below it with subtree), except those in
+// keep.
+func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree bool, keep map[string]bool) ([]memOp, error) {
+	cond, args := "path = ?", []any{path}
+	if subtree {
+		cond, args = below("path", path)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, path FROM files WHERE `+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		id   int64
+		path string
+	}
+	var gone []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.path); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if !keep[r.path] {
+			gone = append(gone, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, r := range gone {
+		if _, err := ix.dropChunksTx(ctx, tx, r.path); err != nil {
+			return nil, err
+		}
+		for _, q := range []string{`DELETE FROM tags_fts WHERE rowid = ?`, `DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, r.id); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, r.path); err != nil {
+			return nil, err
+		}
+		paths = append(paths, r.path)
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return []memOp{func() {
+		set := map[string]bool{}
+		ix.tmu.Lock()
+		for _, p := range paths {
+			delete(ix.tags, p)
+			set[p] = true
+		}
+		ix.tmu.Unlock()
+		tags := ix.vecs[embedding.SpaceTags]
+		for _, p := range paths {
+			tags.Delete(p)
+		}
+		ix.vecs[embedding.SpaceContent].DeleteFunc(func(k string) bool {
+			i := strings.LastIndexByte(k, '#')
+			return i >= 0 && set[k[:i]]
+		})
+	}}, nil
+}
+
+// Rename implements index.Store.
+func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
+	if oldpath == newpath {
+		return nil
+	}
+	return ix.write(ctx, "rename", oldpath, func(tx *sql.Tx) ([]memOp, error) {
+		return ix.renameTx(ctx, tx, oldpath, newpath)
+	})
+}
+
+func moved(p, oldpath, newpath string) (string, bool) {
+	if !semfs.HasPrefix(p, oldpath) {
+		return p, false
+	}
+	return newpath + p[len(oldpath):], true
+}
+
+func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath string) ([]memOp, error) {
+	// Rows at the destination are replaced.
+	ops, err := ix.removeTx(ctx, tx, newpath, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	cond, args := below("path", oldpath)
+	rows, err := tx.QueryContext(ctx, `SELECT id, `+fileCols+` FROM files WHERE `+cond, args...)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		id int64
+		f  index.File
+	}
+	var mv []row
+	for rows.Next() {
+		var id int64
+		f, err := scanFile(rowScanner{rows, &id})
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		mv = append(mv, row{id, f})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var hays []struct{ old, new, hay string }
+	for _, r := range mv {
+		np, _ := moved(r.f.Path, oldpath, newpath)
+		m := r.f.Meta
+		m.Path = np
+		tagText := index.TagText(m)
+		if _, err := tx.ExecContext(ctx, `UPDATE files SET path = ?, ext = ?, tag_text = ?, tag_fresh = 0 WHERE id = ?`,
+			np, index.Ext(np), tagText, r.id); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tags_fts WHERE rowid = ?`, r.id); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
+			r.id, np, r.f.CreatedBy, r.f.Task, encodeList(r.f.RelatedApps)); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE links SET src = ? WHERE src = ?`, np, r.f.Path); err != nil {
+			return nil, err
+		}
+		// Chunks move with the file; their full-text rows carry the path.
+		crows, err := tx.QueryContext(ctx, `SELECT id, no, text FROM chunks WHERE path = ?`, r.f.Path)
+		if err != nil {
+			return nil, err
+		}
+		type ch struct {
+			id   int64
+			no   int
+			text string
+		}
+		var chs []ch
+		for crows.Next() {
+			var c ch
+			if err := crows.Scan(&c.id, &c.no, &c.text); err != nil {
+				crows.Close()
+				return nil, err
+			}
+			chs = append(chs, c)
+		}
+		crows.Close()
+		pathText := index.IndexText(np)
+		for _, c := range chs {
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET path = ?, key = ? WHERE id = ?`, np, index.ChunkKey(np, c.no), c.id); err != nil {
+				return nil, err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, c.id); err != nil {
+				return nil, err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`, c.id, pathText, index.IndexText(c.text)); err != nil {
+				return nil, err
+			}
+		}
+		hays = append(hays, struct{ old, new, hay string }{r.f.Path, np, tagHay(np, r.f.CreatedBy, r.f.Task, r.f.RelatedApps)})
+	}
+	// Rewrite links that point at a moved path, in every file holding one.
+	lcond, largs := below("dst", oldpath)
+	lrows, err := tx.QueryContext(ctx, `SELECT DISTINCT src FROM links WHERE `+lcond, largs...)
+	if err != nil {
+		return nil, err
+	}
+	var srcs []string
+	for lrows.Next() {
+		var s string
+		if err := lrows.Scan(&s); err != nil {
+			lrows.Close()
+			return nil, err
+		}
+		srcs = append(srcs, s)
+	}
+	lrows.Close()
+	for _, src := range srcs {
+		var links string
+		if err := tx.QueryRowContext(ctx, `SELECT links FROM files WHERE path = ?`, src).Scan(&links); err != nil {
+			if err == sql.ErrNoRows {
+				continue
+			}
+			return nil, err
+		}
+		l := decodeList(links)
+		for i, dst := range l {
+			if np, ok := moved(dst, oldpath, newpath); ok {
+				l[i] = np
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE files SET links = ? WHERE path = ?`, encodeList(l), src); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, src); err != nil {
+			return nil, err
+		}
+		for _, dst := range l {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, dst, src); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ops = append(ops, func() {
+		ix.tmu.Lock()
+		for _, h := range hays {
+			delete(ix.tags, h.old)
+		}
+		for _, h := range hays {
+			ix.tags[h.new] = h.hay
+		}
+		ix.tmu.Unlock()
+		ix.vecs[embedding.SpaceTags].Rekey(func(k string) (string, bool) { return moved(k, oldpath, newpath) })
+		ix.vecs[embedding.SpaceContent].Rekey(func(k string) (string, bool) {
+			i := strings.LastIndexByte(k, '#')
+			if i < 0 {
+				return k, false
+			}
+			np, ok := moved(k[:i], oldpath, newpath)
+			return np + k[i:], ok
+		})
+	})
+	return ops, nil
+}
+
+// rowScanner scans an id column before the file columns.
+type rowScanner struct {
+	rows *sql.Rows
+	id   *int64
+}
+
+func (r rowScanner) Scan(dest ...any) error {
+	return r.rows.Scan(append([]any{r.id}, dest...)...)
+}

@@ -1,0 +1,299 @@
+package index
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Query is a boolean query over trigrams: a file whose folded text contains
+// the trigrams the query requires may match the pattern it was planned from;
+// a file that does not cannot. The zero Op is QAll (matches every file).
+type Query struct {
+	Op       QueryOp
+	Trigrams []string // QAnd: all required; QOr: any
+	Sub      []*Query // QAnd: all; QOr: any
+}
+
+// QueryOp is the kind of a Query node.
+type QueryOp int
+
+const (
+	QAll  QueryOp = iota // every file
+	QNone                // no file
+	QAnd
+	QOr
+)
+
+var (
+	allQuery  = &Query{Op: QAll}
+	noneQuery = &Query{Op: QNone}
+)
+
+// maxExact bounds the set of exact strings tracked per regexp node before
+// it is turned into a trigram query.
+const maxExact = 32
+
+// PlanGrep turns a Go regexp (RE2 syntax) into a trigram query whose
+// matches are a superset of the files containing a match. Literal text is
+// folded to lower case (the trigram index is case-insensitive). It returns
+// ok=false when the pattern yields no usable trigram, and an error when it
+// does not parse.
+func PlanGrep(pattern string, fixed, ignoreCase bool) (q *Query, ok bool, err error) {
+	if fixed {
+		q = andTrigrams(foldLiteral(pattern))
+		return q, q.Op != QAll, nil
+	}
+	flags := syntax.Perl
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	re, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		return nil, false, err
+	}
+	re = re.Simplify()
+	in := analyze(re)
+	q = in.query()
+	return q, q.Op != QAll, nil
+}
+
+// info is what one regexp node tells about the strings it matches: either
+// the complete (folded) set of them (exact != nil), or a necessary
+// trigram condition (q).
+type info struct {
+	exact []string
+	q     *Query
+}
+
+func (i info) query() *Query {
+	if i.exact != nil {
+		return exactQuery(i.exact)
+	}
+	return i.q
+}
+
+func anyInfo() info { return info{q: allQuery} }
+
+func analyze(re *syntax.Regexp) info {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return info{q: noneQuery}
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return info{exact: []string{""}}
+	case syntax.OpLiteral:
+		return info{exact: []string{foldLiteral(string(re.Rune))}}
+	case syntax.OpCharClass:
+		// Small classes become exact alternatives; large ones match anything.
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			if n > 8 {
+				return anyInfo()
+			}
+		}
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				set = append(set, foldLiteral(string(r)))
+			}
+		}
+		return info{exact: dedupe(set)}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return anyInfo()
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		return anyInfo()
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return anyInfo()
+		}
+		// x{n,m} contains at least one x.
+		return info{q: analyze(re.Sub[0]).query()}
+	case syntax.OpPlus:
+		return info{q: analyze(re.Sub[0]).query()}
+	case syntax.OpConcat:
+		cur := info{exact: []string{""}}
+		for _, sub := range re.Sub {
+			cur = concat(cur, analyze(sub))
+		}
+		return cur
+	case syntax.OpAlternate:
+		var set []string
+		var qs []*Query
+		allExact := true
+		for _, sub := range re.Sub {
+			in := analyze(sub)
+			if in.exact != nil && allExact {
+				set = append(set, in.exact...)
+			} else {
+				allExact = false
+			}
+			qs = append(qs, in.query())
+		}
+		if allExact && len(set) <= maxExact {
+			return info{exact: dedupe(set)}
+		}
+		return info{q: or(qs...)}
+	}
+	return anyInfo()
+}
+
+func concat(a, b info) info {
+	if a.exact != nil && b.exact != nil && len(a.exact)*len(b.exact) <= maxExact {
+		out := make([]string, 0, len(a.exact)*len(b.exact))
+		for _, x := range a.exact {
+			for _, y := range b.exact {
+				out = append(out, x+y)
+			}
+		}
+		return info{exact: dedupe(out)}
+	}
+	return info{q: and(a.query(), b.query())}
+}
+
+// foldLiteral lower-cases s the way the index folds text. Runes whose case
+// folding leaves ASCII (the Kelvin sign, the long s) are kept as they are;
+// trigrams holding non-ASCII runes are not used (see trigrams).
+func foldLiteral(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x80 {
+			return unicode.ToLower(r)
+		}
+		return r
+	}, s)
+}
+
+// trigrams returns the distinct ASCII trigrams of s. A trigram holding a
+// byte outside printable ASCII is skipped: the index folds Unicode case its
+// own way, and skipping only weakens the filter.
+func trigrams(s string) []string {
+	var out []string
+	for i := 0; i+3 <= len(s); i++ {
+		t := s[i : i+3]
+		if t[0] < 0x20 || t[0] >= 0x7f || t[1] < 0x20 || t[1] >= 0x7f || t[2] < 0x20 || t[2] >= 0x7f {
+			continue
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func andTrigrams(s string) *Query {
+	t := trigrams(s)
+	if len(t) == 0 {
+		return allQuery
+	}
+	return &Query{Op: QAnd, Trigrams: t}
+}
+
+func exactQuery(set []string) *Query {
+	qs := make([]*Query, 0, len(set))
+	for _, s := range set {
+		qs = append(qs, andTrigrams(s))
+	}
+	return or(qs...)
+}
+
+func and(qs ...*Query) *Query {
+	out := &Query{Op: QAnd}
+	for _, q := range qs {
+		switch q.Op {
+		case QAll:
+			continue
+		case QNone:
+			return noneQuery
+		case QAnd:
+			for _, t := range q.Trigrams {
+				if !slices.Contains(out.Trigrams, t) {
+					out.Trigrams = append(out.Trigrams, t)
+				}
+			}
+			out.Sub = append(out.Sub, q.Sub...)
+		default:
+			out.Sub = append(out.Sub, q)
+		}
+	}
+	if len(out.Trigrams) == 0 && len(out.Sub) == 0 {
+		return allQuery
+	}
+	if len(out.Trigrams) == 0 && len(out.Sub) == 1 {
+		return out.Sub[0]
+	}
+	return out
+}
+
+func or(qs ...*Query) *Query {
+	out := &Query{Op: QOr}
+	for _, q := range qs {
+		switch q.Op {
+		case QAll:
+			return allQuery
+		case QNone:
+			continue
+		case QOr:
+			out.Trigrams = append(out.Trigrams, q.Trigrams...)
+			out.Sub = append(out.Sub, q.Sub...)
+		case QAnd:
+			if len(q.Trigrams) == 1 && len(q.Sub) == 0 {
+				out.Trigrams = append(out.Trigrams, q.Trigrams[0])
+			} else {
+				out.Sub = append(out.Sub, q)
+			}
+		}
+	}
+	if len(out.Trigrams) == 0 && len(out.Sub) == 0 {
+		return noneQuery
+	}
+	if len(out.Trigrams) == 0 && len(out.Sub) == 1 {
+		return out.Sub[0]
+	}
+	if len(out.Trigrams) == 1 && len(out.Sub) == 0 {
+		return &Query{Op: QAnd, Trigrams: out.Trigrams}
+	}
+	return out
+}
+
+func dedupe(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// FTS renders q as an FTS5 MATCH expression over a trigram table, every
+// trigram quoted. QAll and QNone render as "" (the caller handles them).
+func (q *Query) FTS() string {
+	switch q.Op {
+	case QAnd, QOr:
+		sep := " AND "
+		if q.Op == QOr {
+			sep = " OR "
+		}
+		var parts []string
+		for _, t := range q.Trigrams {
+			parts = append(parts, QuoteFTS(t))
+		}
+		for _, s := range q.Sub {
+			if f := s.FTS(); f != "" {
+				parts = append(parts, "("+f+")")
+			}
+		}
+		return strings.Join(parts, sep)
+	}
+	return ""
+}
+
+// String renders q for debugging and tests.
+func (q *Query) String() string {
+	switch q.Op {
+	case QAll:
+		return "+"
+	case QNone:
+		return "-"
+	}
+	return q.FTS()
+}

@@ -1,0 +1,199 @@
+package index
+
+import (
+	"container/heap"
+	"sync"
+)
+
+// Vectors is an in-memory vector space: one contiguous float32 matrix
+// scanned exactly. At 100k × 100 dims a scan takes a few milliseconds on
+// two cores (see docs/bench/index.md), which is below what an approximate
+// index would save at the sizes semfs targets on one machine. Safe for
+// concurrent use.
+type Vectors struct {
+	mu   sync.RWMutex
+	dims int
+	keys []string
+	pos  map[string]int
+	data []float32
+}
+
+// NewVectors returns an empty space; dims is fixed by the first Set.
+func NewVectors() *Vectors { return &Vectors{pos: map[string]int{}} }
+
+// Len reports how many vectors the space holds.
+func (v *Vectors) Len() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.keys)
+}
+
+// Set stores vec under key, replacing any previous vector. A vector of a
+// different dimension than the space's replaces the whole space (a model
+// change: the old vectors are not comparable).
+func (v *Vectors) Set(key string, vec []float32) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.dims != len(vec) {
+		if len(v.keys) > 0 {
+			v.keys, v.data, v.pos = nil, nil, map[string]int{}
+		}
+		v.dims = len(vec)
+	}
+	if i, ok := v.pos[key]; ok {
+		copy(v.data[i*v.dims:(i+1)*v.dims], vec)
+		return
+	}
+	v.pos[key] = len(v.keys)
+	v.keys = append(v.keys, key)
+	v.data = append(v.data, vec...)
+}
+
+// Get returns a copy of the vector of key.
+func (v *Vectors) Get(key string) ([]float32, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	i, ok := v.pos[key]
+	if !ok {
+		return nil, false
+	}
+	return append([]float32(nil), v.data[i*v.dims:(i+1)*v.dims]...), true
+}
+
+// Delete removes key.
+func (v *Vectors) Delete(key string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.deleteLocked(key)
+}
+
+func (v *Vectors) deleteLocked(key string) {
+	i, ok := v.pos[key]
+	if !ok {
+		return
+	}
+	last := len(v.keys) - 1
+	if i != last {
+		v.keys[i] = v.keys[last]
+		v.pos[v.keys[i]] = i
+		copy(v.data[i*v.dims:(i+1)*v.dims], v.data[last*v.dims:(last+1)*v.dims])
+	}
+	v.keys = v.keys[:last]
+	v.data = v.data[:last*v.dims]
+	delete(v.pos, key)
+}
+
+// DeleteFunc removes every key for which drop returns true.
+func (v *Vectors) DeleteFunc(drop func(key string) bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var gone []string
+	for _, k := range v.keys {
+		if drop(k) {
+			gone = append(gone, k)
+		}
+	}
+	for _, k := range gone {
+		v.deleteLocked(k)
+	}
+}
+
+// Rekey renames keys: for each key where rename returns (new, true), the
+// vector moves to new.
+func (v *Vectors) Rekey(rename func(key string) (string, bool)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	type mv struct {
+		old, new string
+		vec      []float32
+	}
+	var moves []mv
+	for i, k := range v.keys {
+		if n, ok := rename(k); ok && n != k {
+			moves = append(moves, mv{k, n, append([]float32(nil), v.data[i*v.dims:(i+1)*v.dims]...)})
+		}
+	}
+	for _, m := range moves {
+		v.deleteLocked(m.old)
+	}
+	for _, m := range moves {
+		v.deleteLocked(m.new)
+		v.pos[m.new] = len(v.keys)
+		v.keys = append(v.keys, m.new)
+		v.data = append(v.data, m.vec...)
+	}
+}
+
+// Reset drops every vector.
+func (v *Vectors) Reset() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.keys, v.data, v.pos, v.dims = nil, nil, map[string]int{}, 0
+}
+
+// Nearest returns up to k keys with similarity ≥ min to q, best first
+// (ties by key). Vectors are unit length, so the dot product is the cosine.
+func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if k <= 0 || len(q) != v.dims || v.dims == 0 {
+		return nil
+	}
+	h := &hitHeap{}
+	d := v.dims
+	for i := range v.keys {
+		row := v.data[i*d : (i+1)*d]
+		var s float32
+		for j, x := range row {
+			s += x * q[j]
+		}
+		if s < min {
+			continue
+		}
+		if h.Len() < k {
+			heap.Push(h, VecHit{v.keys[i], s})
+		} else if worse((*h)[0], VecHit{v.keys[i], s}) {
+			(*h)[0] = VecHit{v.keys[i], s}
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]VecHit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(VecHit)
+	}
+	return out
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b VecHit) bool {
+	if a.Similarity != b.Similarity {
+		return a.Similarity < b.Similarity
+	}
+	return a.Key > b.Key
+}
+
+type hitHeap []VecHit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(VecHit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Cosine returns the dot product of two unit vectors (0 if their lengths
+// differ).
+func Cosine(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
