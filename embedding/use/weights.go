@@ -5,10 +5,11 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/semfs/semfs/embedding"
 )
 
 // weightsFile is the compiled-in model: vocabulary plus float16 weights,
@@ -33,8 +34,9 @@ const (
 	embedRows  = 8002
 )
 
-// errCorrupt is wrapped by every weight-file decoding error.
-var errCorrupt = errors.New("use: compiled-in weights are corrupt")
+// errCorrupt is wrapped by every weight-file decoding error; it wraps
+// embedding.ErrBrokenModel, on which the daemon refuses to start.
+var errCorrupt = fmt.Errorf("use: compiled-in weights are corrupt: %w", embedding.ErrBrokenModel)
 
 // layer holds one transformer layer. Matrices are stored transposed,
 // [out][in] row-major, so every output is a contiguous dot product.
@@ -71,7 +73,11 @@ func parseWeights(data []byte, want string) (*weights, error) {
 		}
 	}
 	r := &reader{b: data}
-	if string(r.bytes(8)) != "SEMFSUSE" {
+	magic := r.bytes(8)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if string(magic) != "SEMFSUSE" {
 		return nil, fmt.Errorf("%w: bad magic (not a USE Lite weight file)", errCorrupt)
 	}
 	if v := r.u32(); v != 1 && r.err == nil {
