@@ -27,7 +27,9 @@ func TestMemfsConforms(t *testing.T) {
 // readOnly exposes only the core FS of what it wraps.
 type readOnly struct{ fs semfs.FS }
 
-func (r readOnly) Open(ctx context.Context, name string) (fs.File, error) { return r.fs.Open(ctx, name) }
+func (r readOnly) Open(ctx context.Context, name string) (fs.File, error) {
+	return r.fs.Open(ctx, name)
+}
 func (r readOnly) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	return r.fs.Stat(ctx, name)
 }
