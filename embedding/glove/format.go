@@ -126,8 +126,8 @@ func parse(data string, wantSHA256 string) (*Model, error) {
 	return m, nil
 }
 
-// maxDims bounds the accumulator Embed keeps on the stack.
-const maxDims = 512
+// maxDims bounds the row width the loader accepts.
+const maxDims = 4096
 
 // sifA is the a of SIF's a/(a+p(w)). Word probabilities are not in the
 // file; p is estimated from the frequency rank r (0-based) with Zipf's law,

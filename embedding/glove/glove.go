@@ -136,17 +136,12 @@ func (m *Model) embedRange(ctx context.Context, texts []string, out [][]float32)
 	return nil
 }
 
-// embed writes text's normalised vector into dst (len dims).
+// embed writes text's normalised vector into dst (len dims), summing the
+// words in dst itself.
 func (m *Model) embed(text string, dst []float32) {
-	var accBuf [maxDims]float32
-	acc := accBuf[:m.dims]
-	m.visit(text, func(row int, unknown []byte) {
-		if row >= 0 {
-			m.addRow(acc, row)
-		} else {
-			m.addUnknown(acc, unknown)
-		}
-	})
+	acc := dst
+	clear(acc)
+	m.visit(text, &sink{m: m, acc: acc})
 	var proj float32
 	for j, x := range acc {
 		proj += x * m.common[j]
@@ -157,12 +152,12 @@ func (m *Model) embed(text string, dst []float32) {
 		n += float64(acc[j]) * float64(acc[j])
 	}
 	if n == 0 {
-		clear(dst)
+		clear(acc) // no words: the zero vector
 		return
 	}
 	inv := float32(1 / math.Sqrt(n))
-	for i, x := range acc {
-		dst[i] = x * inv
+	for i := range acc {
+		acc[i] *= inv
 	}
 }
 
@@ -170,7 +165,15 @@ func (m *Model) addRow(acc []float32, row int) {
 	w := m.weight[row]
 	q := m.rows[row*m.dims : row*m.dims+m.dims]
 	q = q[:len(acc)]
-	for j := range acc {
+	j := 0
+	for ; j+4 <= len(acc); j += 4 {
+		a, r := acc[j:j+4:j+4], q[j:j+4]
+		a[0] += w * float32(int8(r[0]))
+		a[1] += w * float32(int8(r[1]))
+		a[2] += w * float32(int8(r[2]))
+		a[3] += w * float32(int8(r[3]))
+	}
+	for ; j < len(acc); j++ {
 		acc[j] += w * float32(int8(q[j]))
 	}
 }

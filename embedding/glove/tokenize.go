@@ -73,10 +73,33 @@ var extensions = map[string][]string{
 	"tar":   {"archive"},
 }
 
-// visit calls fn for each token of text in order: the row of a vocabulary
-// word and a nil spelling, or row -1 and the spelling of an unknown word
+// sink receives the tokens of a text: it sums them into acc, or, for
+// Words, lists them. (A concrete type rather than a callback lets the
+// compiler keep the word buffer on the stack.)
+type sink struct {
+	m     *Model
+	acc   []float32
+	words []string // listed instead of summed when list is set
+	list  bool
+}
+
+// add takes a vocabulary row, or row -1 and the spelling of an unknown word
 // (valid only during the call).
-func (m *Model) visit(text string, fn func(row int, unknown []byte)) {
+func (s *sink) add(row int, unknown []byte) {
+	switch {
+	case s.list && row < 0:
+		s.words = append(s.words, "?"+string(unknown))
+	case s.list:
+		s.words = append(s.words, s.m.blob[s.m.offsets[row]:s.m.offsets[row+1]])
+	case row < 0:
+		s.m.addUnknown(s.acc, unknown)
+	default:
+		s.m.addRow(s.acc, row)
+	}
+}
+
+// visit passes each token of text, in order, to fn.
+func (m *Model) visit(text string, fn *sink) {
 	var buf [64]byte
 	for i := 0; i < len(text); {
 		r, n := rune(text[i]), 1
@@ -150,18 +173,18 @@ func nextIsLower(w string, i int) bool {
 	return unicode.IsLower(r)
 }
 
-func (m *Model) visitWord(w string, ext bool, buf []byte, fn func(int, []byte)) {
+func (m *Model) visitWord(w string, ext bool, buf []byte, fn *sink) {
 	lw, camel := lower(buf, w)
 	if ext {
 		if rows, ok := m.ext[string(lw)]; ok {
 			for _, r := range rows {
-				fn(r, nil)
+				fn.add(r, nil)
 			}
 			return
 		}
 	}
 	if r := m.lookup(lw); r >= 0 {
-		fn(r, nil)
+		fn.add(r, nil)
 		return
 	}
 	if !camel {
@@ -185,9 +208,9 @@ func (m *Model) visitWord(w string, ext bool, buf []byte, fn func(int, []byte)) 
 
 // visitPart handles one lower-case word: vocabulary row, else letter/digit
 // runs, else a two-word compound, else unknown.
-func (m *Model) visitPart(w []byte, fn func(int, []byte)) {
+func (m *Model) visitPart(w []byte, fn *sink) {
 	if r := m.lookup(w); r >= 0 {
-		fn(r, nil)
+		fn.add(r, nil)
 		return
 	}
 	letters, digits := false, false
@@ -210,8 +233,8 @@ func (m *Model) visitPart(w []byte, fn func(int, []byte)) {
 	}
 	if letters && len(w) >= 6 {
 		if a, b, ok := m.compound(w); ok {
-			fn(a, nil)
-			fn(b, nil)
+			fn.add(a, nil)
+			fn.add(b, nil)
 			return
 		}
 	}
@@ -221,7 +244,7 @@ func (m *Model) visitPart(w []byte, fn func(int, []byte)) {
 		// rare words.
 		return
 	}
-	fn(-1, w)
+	fn.add(-1, w)
 }
 
 func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
@@ -251,13 +274,7 @@ func (m *Model) compound(w []byte) (a, b int, ok bool) {
 // Words returns the tokens Embed would use for text: vocabulary words, and
 // unknown words prefixed with '?'. It is for tests and diagnostics.
 func (m *Model) Words(text string) []string {
-	var out []string
-	m.visit(text, func(row int, unknown []byte) {
-		if row < 0 {
-			out = append(out, "?"+string(unknown))
-			return
-		}
-		out = append(out, m.blob[m.offsets[row]:m.offsets[row+1]])
-	})
-	return out
+	s := sink{m: m, list: true}
+	m.visit(text, &s)
+	return s.words
 }
