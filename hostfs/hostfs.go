@@ -231,7 +231,7 @@ func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
 // blocking the open; it has no effect on regular files.
 func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 	if p == "/" {
-		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "the root is a directory; list it with ReadDir")
+		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "the root is a directory; list it instead")
 	}
 	h, err := f.root.OpenFile(rel(p), flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
@@ -245,7 +245,7 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 	switch {
 	case info.IsDir():
 		h.Close()
-		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "list a directory with ReadDir")
+		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "a directory cannot be opened as a file; list it instead")
 	case !info.Mode().IsRegular():
 		h.Close()
 		return nil, semfs.PathErr(op, p, semfs.ErrInvalid, detailNotFile)

@@ -111,7 +111,7 @@ func (o *overlay) open(f *FS, p string) (fs.File, error) {
 		return &memHandle{of: of, path: p, readable: true}, nil
 	}
 	if _, ok := o.dirs[p]; ok {
-		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "list a directory with ReadDir")
+		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "a directory cannot be opened as a file; list it instead")
 	}
 	if err := o.reachable("open", p); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (o *overlay) readFile(f *FS, p string) (data []byte, ok bool, err error) {
 		return slices.Clone(of.data), true, nil
 	}
 	if _, found := o.dirs[p]; found {
-		return nil, false, semfs.PathErr("read", p, semfs.ErrIsDir, "list a directory with ReadDir")
+		return nil, false, semfs.PathErr("read", p, semfs.ErrIsDir, "a directory cannot be opened as a file; list it instead")
 	}
 	if err := o.reachable("read", p); err != nil {
 		return nil, false, err
@@ -251,7 +251,7 @@ func (o *overlay) openFile(f *FS, p string, flag int, perm fs.FileMode) (semfs.R
 			return &memHandle{of: of, path: p, readable: true}, nil
 		}
 		if _, ok := o.dirs[p]; ok {
-			return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "list a directory with ReadDir")
+			return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "a directory cannot be opened as a file; list it instead")
 		}
 		if err := o.reachable("open", p); err != nil {
 			return nil, err
@@ -264,7 +264,7 @@ func (o *overlay) openFile(f *FS, p string, flag int, perm fs.FileMode) (semfs.R
 	var of *ofile
 	switch {
 	case err == nil && info.IsDir():
-		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "list a directory with ReadDir")
+		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "a directory cannot be opened as a file; list it instead")
 	case err == nil && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
 		return nil, semfs.PathErr("open", p, semfs.ErrExist, "")
 	case err != nil && !errors.Is(err, semfs.ErrNotExist):
