@@ -82,14 +82,14 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
 	a, r := f.pol.decide(s)
-	if a == None && !f.pol.grantsBelow(s) {
-		return nil, refusal("stat", p, a, r)
+	if a == None {
+		// Only directories leading to granted paths show through a
+		// refused area.
+		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
+			return nil, refusal("stat", p, a, r)
+		}
 	}
 	info, err := f.inner.Stat(ctx, p)
-	if a == None && (err != nil || !info.IsDir()) {
-		// Only existing directories show through a refused area.
-		return nil, refusal("stat", p, a, r)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,13 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
 	a, r := f.pol.decide(s)
-	if a == None && !f.pol.grantsBelow(s) {
-		return nil, refusal("readdir", p, a, r)
+	if a == None {
+		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
+			return nil, refusal("readdir", p, a, r)
+		}
 	}
 	entries, err := f.inner.ReadDir(ctx, p)
 	if err != nil {
-		if a == None {
-			return nil, refusal("readdir", p, a, r)
-		}
 		return nil, err
 	}
 	v := f.view(ctx)
@@ -149,9 +148,16 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 		if hiddenNames[n] {
 			continue
 		}
-		if f.pol.anyNone && f.pol.child(s, n) == None &&
-			!(e.IsDir() && f.pol.childGrantsBelow(s, n, cbuf[:0])) {
-			continue
+		if f.pol.anyNone && f.pol.child(s, n) == None {
+			if !e.IsDir() {
+				continue
+			}
+			cs := f.pol.stepAll(s, n, cbuf[:0])
+			if ok, err := f.leadsToGrant(ctx, semfs.Join(p, n), cs); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
 		}
 		out = append(out, e)
 	}
@@ -208,9 +214,10 @@ func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
 	}
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
-	a, _ := f.pol.decide(s)
-	if a == None && !f.pol.grantsBelow(s) {
-		return false, nil
+	if a, _ := f.pol.decide(s); a == None {
+		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
+			return false, err
+		}
 	}
 	info, err := f.inner.Stat(ctx, p)
 	if err != nil {
@@ -219,11 +226,39 @@ func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
 		}
 		return false, err
 	}
-	if a == None && !info.IsDir() {
-		return false, nil
-	}
 	v := f.view(ctx)
 	return v.visible(p, info.IsDir())
+}
+
+// leadsToGrant reports whether the directory p, refused by the rules
+// (whose states there are s), holds a path they grant: then it is on the
+// way to that grant and may be traversed. Subtrees no rule could grant
+// anything in are not visited.
+func (f *FS) leadsToGrant(ctx context.Context, p string, s states) (bool, error) {
+	if !f.pol.grantsBelow(s) {
+		return false, nil
+	}
+	entries, err := f.inner.ReadDir(ctx, p)
+	if err != nil {
+		if semfs.IsAbsence(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	cs := make(states, 0, len(s))
+	for _, e := range entries {
+		cs = f.pol.stepAll(s, e.Name(), cs[:0])
+		if a, _ := f.pol.decide(cs); a != None {
+			return true, nil
+		}
+		if e.IsDir() {
+			ok, err := f.leadsToGrant(ctx, semfs.Join(p, e.Name()), cs)
+			if err != nil || ok {
+				return ok, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // TotalSize reports the whole tree, hidden and refused parts included: the

@@ -24,11 +24,12 @@
 //   - A named path refuses: reading, stat'ing or listing a path without
 //     access fails with [semfs.ErrPermission] — whether or not it exists,
 //     so guessing names is not a probe. Exists answers false.
-//   - Traversal is not read access: a directory on the way to a path some
-//     rule could grant stays listable (showing only such entries) and
-//     stat'able, without granting its files. "Could grant" is decided from
-//     the rules alone: with a grant like "/**/x" every directory leads
-//     somewhere, so every directory name shows (never a file's).
+//   - Traversal is not read access: a refused directory that holds (at any
+//     depth) a path the rules grant stays listable, showing only the
+//     entries that lead there, and stat'able, without granting its files.
+//     Finding out reads only subtrees some rule could grant something in:
+//     cheap for grants of literal paths, a walk (stopping at the first
+//     grant) for a grant like "/**/*.locked.md" under a refusing default.
 //   - Writing, creating, removing, tagging need Write; a rename needs Write
 //     at the source and the destination, and a directory moves only if
 //     every path below it may be written at both places.

@@ -304,14 +304,14 @@ func (cp *policy) grantsBelow(s states) bool {
 	return cp.def != None
 }
 
-// childGrantsBelow is grantsBelow for the entry name of a directory whose
-// states are s.
-func (cp *policy) childGrantsBelow(s states, name string, buf states) bool {
+// stepAll returns the states after the entry name of a directory whose
+// states are s, in buf.
+func (cp *policy) stepAll(s states, name string, buf states) states {
 	c := buf[:0]
 	for i := range cp.rules {
 		c = append(c, cp.rules[i].step(s[i], name))
 	}
-	return cp.grantsBelow(c)
+	return c
 }
 
 // restrictsBelow reports whether some path at or below the path whose
