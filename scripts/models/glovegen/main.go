@@ -235,29 +235,9 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 	}
 	offsets = append(offsets, uint32(len(blob)))
 
-	var buf bytes.Buffer
-	buf.WriteString(magic)
-	le := binary.LittleEndian
-	hdr := make([]byte, 16)
-	le.PutUint32(hdr[0:], version)
-	le.PutUint32(hdr[4:], uint32(dims))
-	le.PutUint32(hdr[8:], uint32(n))
-	le.PutUint32(hdr[12:], uint32(len(blob)))
-	buf.Write(hdr)
-
+	// Quantise: row i's value j is scales[i] * rows[i*dims+j].
 	rows := make([]byte, n*dims)
-	scales := make([]byte, 4*n)
-	defer func() {
-		// The common direction is computed from the quantised rows, which
-		// are what the model reads; insert it after the header.
-		pc := principal(rows, dims, pcWords)
-		b := buf.Bytes()
-		var p []byte
-		for _, x := range pc {
-			p = le.AppendUint32(p, math.Float32bits(float32(x)))
-		}
-		data = slices.Concat(b[:len(magic)+16], p, b[len(magic)+16:])
-	}()
+	scales := make([]float32, n)
 	for i, w := range words {
 		v := m.Vectors[w][:dims]
 		var max float64
@@ -273,17 +253,30 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 			q = math.Max(-127, math.Min(127, q))
 			rows[i*dims+j] = byte(int8(q))
 		}
-		le.PutUint32(scales[4*i:], math.Float32bits(scale))
+		scales[i] = scale
 	}
-	buf.Write(scales)
-	off := make([]byte, 4)
+	// The common direction comes from the quantised rows, which are what
+	// the model reads.
+	common := principal(rows, dims, pcWords)
+
+	le := binary.LittleEndian
+	data = append(data, magic...)
+	data = le.AppendUint32(data, version)
+	data = le.AppendUint32(data, uint32(dims))
+	data = le.AppendUint32(data, uint32(n))
+	data = le.AppendUint32(data, uint32(len(blob)))
+	for _, x := range common {
+		data = le.AppendUint32(data, math.Float32bits(float32(x)))
+	}
+	for _, x := range scales {
+		data = le.AppendUint32(data, math.Float32bits(x))
+	}
 	for _, o := range offsets {
-		le.PutUint32(off, o)
-		buf.Write(off)
+		data = le.AppendUint32(data, o)
 	}
-	buf.Write(blob)
-	buf.Write(rows)
-	return nil, n, skipped // data is set by the deferred function
+	data = append(data, blob...)
+	data = append(data, rows...)
+	return data, n, skipped
 }
 
 // pcWords is how many of the most frequent words define the common
