@@ -25,8 +25,11 @@
 // mkdir, remove or rename at a path no mount covers is refused with
 // [semfs.ErrPermission] and a detail naming the writable mounts, because a
 // write that silently went somewhere is the worst outcome available. A mount
-// point, and any directory holding one, cannot be removed (Remove or
-// RemoveAll) or renamed: unmounting is a host decision, not an agent's.
+// point, and any directory holding one, cannot be removed or renamed:
+// unmounting is a host decision, not an agent's. A mount point behaves like
+// the root of its backend: RemoveAll on it empties the mount and leaves the
+// mount point, while RemoveAll of a directory holding other mount points is
+// refused whole.
 //
 // # Renames across mounts
 //

@@ -253,6 +253,9 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if p == "/" {
+		return semfs.PathErr("remove", p, semfs.ErrInvalid, "the root cannot be removed")
+	}
 	if f.structural(p) {
 		return f.structuralErr("remove", p)
 	}
@@ -266,14 +269,15 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	return m.err(semfs.Remove(ctx, m.FS, m.inner(p)), "remove", p)
 }
 
-// RemoveAll removes a subtree. A subtree holding a mount point is refused
-// whole, before anything is removed.
+// RemoveAll removes a subtree. On a mount point it empties the mount, which
+// stays (as the root stays after RemoveAll of "/"); a subtree holding a
+// mount point below it is refused whole, before anything is removed.
 func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	p, err := semfs.Clean("removeall", name)
 	if err != nil {
 		return err
 	}
-	if f.structural(p) {
+	if _, isPoint := f.points[p]; f.structural(p) && !(isPoint && len(f.dirs[p]) == 0) {
 		return f.structuralErr("removeall", p)
 	}
 	m := f.resolve(p)
@@ -297,6 +301,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	n, err := semfs.Clean("rename", newname)
 	if err != nil {
 		return err
+	}
+	if o == "/" || n == "/" {
+		return semfs.PathErr("rename", o, semfs.ErrInvalid, "the root cannot be moved or replaced")
 	}
 	if f.structural(o) {
 		return f.structuralErr("rename", o)
