@@ -238,6 +238,7 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 	// Quantise: row i's value j is scales[i] * rows[i*dims+j].
 	rows := make([]byte, n*dims)
 	scales := make([]float32, n)
+	cosSum, cosMin := 0.0, 1.0
 	for i, w := range words {
 		v := m.Vectors[w][:dims]
 		var max float64
@@ -254,7 +255,17 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 			rows[i*dims+j] = byte(int8(q))
 		}
 		scales[i] = scale
+		var dot, nq float64
+		for j, x := range v {
+			q := float64(scale) * float64(int8(rows[i*dims+j]))
+			dot += x * q
+			nq += q * q
+		}
+		c := dot / math.Sqrt(nq*float64Norm2(v))
+		cosSum += c
+		cosMin = math.Min(cosMin, c)
 	}
+	fmt.Printf("int8 rows vs float rows: mean cosine %.6f, min %.6f\n", cosSum/float64(n), cosMin)
 	// The common direction comes from the quantised rows, which are what
 	// the model reads.
 	common := principal(rows, dims, pcWords)
@@ -277,6 +288,14 @@ func encode(m *model, count int) (data []byte, kept, skipped int) {
 	data = append(data, blob...)
 	data = append(data, rows...)
 	return data, n, skipped
+}
+
+func float64Norm2(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
 }
 
 // pcWords is how many of the most frequent words define the common
