@@ -167,7 +167,16 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 // readable checks that p may be read and is visible.
 func (f *FS) readable(ctx context.Context, op, p string) error {
 	var buf [16]uint64
-	if a, r := f.pol.decide(f.pol.walk(p, buf[:0])); a == None {
+	s := f.pol.walk(p, buf[:0])
+	if a, r := f.pol.decide(s); a == None {
+		// A directory on the way to a grant is what it is.
+		if f.pol.grantsBelow(s) {
+			if info, err := f.inner.Stat(ctx, p); err == nil && info.IsDir() {
+				if ok, err := f.leadsToGrant(ctx, p, s); err == nil && ok {
+					return semfs.PathErr(op, p, semfs.ErrIsDir, "")
+				}
+			}
+		}
 		return refusal(op, p, a, r)
 	}
 	if v := f.view(ctx); v.on {

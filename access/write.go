@@ -290,7 +290,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if f.pol.restrictsBelow(s) || v.on {
 		info, err := f.inner.Stat(ctx, p)
 		if err != nil {
-			if semfs.IsAbsence(err) {
+			if errors.Is(err, semfs.ErrNotExist) {
 				return nil
 			}
 			return err

@@ -1,0 +1,61 @@
+package access_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/memfs"
+	"github.com/semfs/semfs/mount"
+	"github.com/semfs/semfs/semfstest"
+)
+
+func TestConformancePermissive(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS {
+		return access.New(memfs.New(), access.Policy{})
+	})
+}
+
+// A policy whose rules and visibility hook never touch the suite's paths,
+// with a quota far above its needs: every check runs, none refuses.
+func busyPolicy() access.Policy {
+	return access.Policy{
+		Default: access.Write,
+		Rules: []access.Rule{
+			{Path: "/zz-none", Access: access.None},
+			{Path: "/**/*.zz-locked", Access: access.Read},
+			{Path: "/zz-ro/**", Access: access.Read},
+		},
+		Quota: 1 << 40,
+		Visible: func(ctx context.Context, p string) (bool, error) {
+			return !strings.Contains(p, "zz-hidden"), nil
+		},
+	}
+}
+
+func TestConformanceBusyPolicy(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS {
+		return access.New(memfs.New(), busyPolicy())
+	})
+}
+
+func TestConformanceOverMount(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS {
+		m, err := mount.New([]mount.Mount{{At: "/", FS: memfs.New()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return access.New(m, busyPolicy())
+	})
+}
+
+func TestIOFSFiltered(t *testing.T) {
+	f, _ := seed004(t)
+	if err := fstest.TestFS(semfs.IOFS(context.Background(), f),
+		"corpus/guide.md", "work/notes.md", "work/plan.locked.md", "deep/a/b/c/spec.locked.md"); err != nil {
+		t.Fatal(err)
+	}
+}
