@@ -1,0 +1,135 @@
+package daemon
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/semfs/semfs"
+)
+
+// procID names one process for its lifetime: a pid plus its start time (in
+// clock ticks since boot), so that a reused pid is not mistaken for the
+// process that registered.
+type procID struct {
+	pid   int32
+	start uint64
+}
+
+// Apps attributes processes to registered apps. Register records a process;
+// Resolve finds the app of a process by walking its parent chain
+// (/proc/PID/stat) up to the first registered ancestor. Results are cached
+// per process and the cache is dropped on every registration.
+type Apps struct {
+	mu    sync.Mutex
+	apps  map[procID]string
+	cache map[procID]string
+	// proc is the /proc directory; tests may point it elsewhere.
+	proc string
+}
+
+// NewApps returns an empty attribution table.
+func NewApps() *Apps {
+	return &Apps{apps: map[procID]string{}, cache: map[procID]string{}, proc: "/proc"}
+}
+
+// Register attributes pid and its descendants to app.
+func (a *Apps) Register(pid int32, app string) error {
+	_, start, err := a.stat(pid)
+	if err != nil {
+		return fmt.Errorf("register: process %d: %w", pid, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.apps[procID{pid, start}] = app
+	clear(a.cache)
+	return nil
+}
+
+// Resolve returns the app pid is attributed to, or "" when neither it nor
+// any ancestor registered.
+func (a *Apps) Resolve(pid int32) string {
+	if pid <= 0 {
+		return ""
+	}
+	a.mu.Lock()
+	empty := len(a.apps) == 0
+	a.mu.Unlock()
+	if empty {
+		return ""
+	}
+	ppid, start, err := a.stat(pid)
+	if err != nil {
+		return ""
+	}
+	self := procID{pid, start}
+	a.mu.Lock()
+	if app, ok := a.cache[self]; ok {
+		a.mu.Unlock()
+		return app
+	}
+	a.mu.Unlock()
+
+	app := ""
+	cur, curPPid := self, ppid
+	for range 64 { // a parent chain is short; bound it anyway
+		a.mu.Lock()
+		reg, ok := a.apps[cur]
+		a.mu.Unlock()
+		if ok {
+			app = reg
+			break
+		}
+		if curPPid <= 1 {
+			break
+		}
+		pp, st, err := a.stat(curPPid)
+		if err != nil {
+			break
+		}
+		cur, curPPid = procID{curPPid, st}, pp
+	}
+	a.mu.Lock()
+	if len(a.cache) > 1<<14 {
+		clear(a.cache) // short-lived processes come and go; stay bounded
+	}
+	a.cache[self] = app
+	a.mu.Unlock()
+	return app
+}
+
+// Principal is the principal of a request from pid/uid/gid: the registered
+// app if any, and the uid as the ID, so unregistered writers are recorded
+// honestly as "uid:N" and never as another app.
+func (a *Apps) Principal(pid, uid, gid uint32) semfs.Principal {
+	return semfs.Principal{ID: "uid:" + strconv.FormatUint(uint64(uid), 10), App: a.Resolve(int32(pid))}
+}
+
+// stat reads the parent pid and start time of pid from /proc/PID/stat.
+func (a *Apps) stat(pid int32) (ppid int32, start uint64, err error) {
+	b, err := os.ReadFile(a.proc + "/" + strconv.Itoa(int(pid)) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name is in parentheses and may hold spaces: fields
+	// start after the last ')'. Then: state ppid ... starttime (field 22).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	p, err := strconv.ParseInt(string(f[1]), 10, 32)
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int32(p), st, nil
+}

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Modes of the daemon.
+const (
+	ModeMount    = "mount"    // FUSE mount + control socket
+	ModeHeadless = "headless" // control socket only, no FUSE
+	ModeOff      = "off"      // do nothing and exit 0
+)
+
+// Config is the daemon's configuration. Every field has a flag and an
+// environment variable; flags win over the environment, which wins over the
+// defaults (see ParseConfig and docs/daemon.md).
+type Config struct {
+	Mount       string // SEMFS_MOUNT, -mount: mount point (default /context)
+	Data        string // SEMFS_DATA, -data: backing directory (default /var/lib/semfs/data)
+	Index       string // SEMFS_INDEX, -index: SQLite index file (default /var/lib/semfs/index.db)
+	Socket      string // SEMFS_SOCKET, -socket: control socket (default /run/semfs.sock as root, else /tmp/semfs.sock)
+	SocketGroup string // SEMFS_SOCKET_GROUP, -socket-group: group owning the socket (default: the daemon's)
+	Mode        string // SEMFS_MODE, -mode: mount, headless or off (default mount)
+	Ready       string // SEMFS_READY, -ready: file written once the daemon serves (default: none)
+	DropCaps    bool   // SEMFS_DROP_CAPS, -drop-caps: drop capabilities once mounted (default true)
+	AllowOther  bool   // SEMFS_ALLOW_OTHER, -allow-other: let other users use the mount (default true as root)
+	AttrTimeout time.Duration
+	Debug       bool
+}
+
+// DefaultConfig returns the defaults, before flags and environment.
+func DefaultConfig() Config {
+	sock := "/tmp/semfs.sock"
+	if os.Geteuid() == 0 {
+		sock = "/run/semfs.sock"
+	}
+	return Config{
+		Mount:       "/context",
+		Data:        "/var/lib/semfs/data",
+		Index:       "/var/lib/semfs/index.db",
+		Socket:      sock,
+		Mode:        ModeMount,
+		DropCaps:    true,
+		AllowOther:  os.Geteuid() == 0,
+		AttrTimeout: time.Second,
+	}
+}
+
+// ParseConfig builds a Config from the defaults, then getenv (os.Getenv when
+// nil), then args (flags, without the program name). Output for -h goes to
+// out.
+func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := DefaultConfig()
+	var errs []string
+	str := func(dst *string, key string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	boolean := func(dst *bool, key string) {
+		switch strings.ToLower(getenv(key)) {
+		case "":
+		case "1", "true", "yes", "on":
+			*dst = true
+		case "0", "false", "no", "off":
+			*dst = false
+		default:
+			errs = append(errs, fmt.Sprintf("%s=%q: want 1 or 0", key, getenv(key)))
+		}
+	}
+	str(&c.Mount, "SEMFS_MOUNT")
+	str(&c.Data, "SEMFS_DATA")
+	str(&c.Index, "SEMFS_INDEX")
+	str(&c.Socket, "SEMFS_SOCKET")
+	str(&c.SocketGroup, "SEMFS_SOCKET_GROUP")
+	str(&c.Mode, "SEMFS_MODE")
+	str(&c.Ready, "SEMFS_READY")
+	boolean(&c.DropCaps, "SEMFS_DROP_CAPS")
+	boolean(&c.AllowOther, "SEMFS_ALLOW_OTHER")
+	if len(errs) > 0 {
+		return c, fmt.Errorf("daemon: %s", strings.Join(errs, "; "))
+	}
+
+	fl := flag.NewFlagSet("semfs serve", flag.ContinueOnError)
+	fl.SetOutput(out)
+	fl.StringVar(&c.Mount, "mount", c.Mount, "mount point (env SEMFS_MOUNT)")
+	fl.StringVar(&c.Data, "data", c.Data, "backing directory holding the files (env SEMFS_DATA)")
+	fl.StringVar(&c.Index, "index", c.Index, "SQLite index file (env SEMFS_INDEX)")
+	fl.StringVar(&c.Socket, "socket", c.Socket, "control socket path (env SEMFS_SOCKET)")
+	fl.StringVar(&c.SocketGroup, "socket-group", c.SocketGroup, "group that may connect to the socket (env SEMFS_SOCKET_GROUP)")
+	fl.StringVar(&c.Mode, "mode", c.Mode, "mount, headless (socket only) or off (env SEMFS_MODE)")
+	fl.StringVar(&c.Ready, "ready", c.Ready, "file to write once serving, for supervisors (env SEMFS_READY)")
+	fl.BoolVar(&c.DropCaps, "drop-caps", c.DropCaps, "drop capabilities once the mount is up (env SEMFS_DROP_CAPS)")
+	fl.BoolVar(&c.AllowOther, "allow-other", c.AllowOther, "let other users use the mount (env SEMFS_ALLOW_OTHER)")
+	fl.DurationVar(&c.AttrTimeout, "attr-timeout", c.AttrTimeout, "how long the kernel caches attributes and names")
+	fl.BoolVar(&c.Debug, "debug", c.Debug, "log every FUSE request")
+	if err := fl.Parse(args); err != nil {
+		return c, err
+	}
+	if fl.NArg() > 0 {
+		return c, fmt.Errorf("daemon: unexpected arguments %q", fl.Args())
+	}
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	switch c.Mode {
+	case ModeMount, ModeHeadless, ModeOff:
+	default:
+		return fmt.Errorf("daemon: SEMFS_MODE/-mode %q: want mount, headless or off", c.Mode)
+	}
+	for _, p := range []*string{&c.Mount, &c.Data, &c.Index, &c.Socket} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	if c.Mode == ModeMount && (strings.HasPrefix(c.Data+"/", c.Mount+"/") || strings.HasPrefix(c.Mount+"/", c.Data+"/")) {
+		return fmt.Errorf("daemon: the mount point %s and the backing directory %s must not contain each other", c.Mount, c.Data)
+	}
+	return nil
+}

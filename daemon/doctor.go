@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/fusefs"
+	"github.com/semfs/semfs/wire"
+)
+
+// Doctor checks the running daemon: the models, the model-identity marker,
+// pending embeddings, index consistency and the mount.
+func (m *Main) Doctor(ctx context.Context) wire.Doctor {
+	var d wire.Doctor
+	add := func(name string, ok bool, format string, args ...any) {
+		d.Checks = append(d.Checks, wire.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	s := m.stack
+	if s == nil {
+		add("daemon", false, "not started")
+		return d
+	}
+	for _, sp := range []struct {
+		name string
+		e    embedding.Embedder
+	}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
+		info := sp.e.Info()
+		if err := embedding.Check(ctx, sp.e); err != nil {
+			add("model "+sp.name, false, "%v", err)
+		} else {
+			add("model "+sp.name, true, "%s %s, %d dims, check passed", info.Name, info.Version, info.Dims)
+		}
+	}
+	dir := filepath.Dir(m.Config.Index)
+	states, err := embedding.ReadMarker(dir)
+	switch {
+	case err != nil:
+		add("marker", false, "unreadable: %v", err)
+	case states == nil:
+		add("marker", false, "no marker in %s", dir)
+	default:
+		var parts []string
+		ok := true
+		for _, sp := range []struct {
+			name string
+			e    embedding.Embedder
+		}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
+			st, has := states[sp.name]
+			if embedding.ResetOwed(st, has, sp.e.Info()) {
+				ok = false
+				parts = append(parts, sp.name+": reset owed")
+			} else {
+				parts = append(parts, sp.name+": settled on "+sp.e.Info().Name)
+			}
+		}
+		add("marker", ok, "%s", strings.Join(parts, "; "))
+	}
+	for _, space := range []string{embedding.SpaceTags, embedding.SpaceContent} {
+		n, err := s.index.CountNeedingEmbedding(ctx, space)
+		if err != nil {
+			add("pending "+space, false, "%v", err)
+			continue
+		}
+		// Pending rows are normal while the drain worker runs.
+		add("pending "+space, true, "%d rows waiting for a vector", n)
+	}
+	rep, err := s.index.Check(ctx, false)
+	if err != nil {
+		add("index", false, "%v", err)
+	} else {
+		add("index", len(rep.Problems) == 0, "%d files, %d chunks, %d pending, %d problems%s",
+			rep.Files, rep.Chunks, rep.Pending, len(rep.Problems), problems(rep.Problems))
+	}
+	switch m.Config.Mode {
+	case ModeMount:
+		fstype, mounted := fusefs.MountType(m.Config.Mount)
+		_, serr := os.Stat(m.Config.Mount)
+		add("mount", mounted && strings.HasPrefix(fstype, "fuse") && serr == nil,
+			"%s: mounted=%v type=%s stat=%v, capabilities dropped=%v", m.Config.Mount, mounted, fstype, errText(serr), m.dropped)
+	default:
+		add("mount", true, "mode %s: no mount by choice", m.Config.Mode)
+	}
+	d.OK = true
+	for _, c := range d.Checks {
+		d.OK = d.OK && c.OK
+	}
+	return d
+}
+
+func problems(p []string) string {
+	if len(p) == 0 {
+		return ""
+	}
+	if len(p) > 5 {
+		p = append(p[:5:5], "…")
+	}
+	return ": " + strings.Join(p, "; ")
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}

@@ -1,0 +1,376 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"unicode"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/wire"
+)
+
+// handlers returns the op table of the control socket.
+func (m *Main) handlers() map[string]handler {
+	return map[string]handler{
+		wire.OpHealth:   m.opHealth,
+		wire.OpRegister: m.opRegister,
+		wire.OpTag:      m.opTag,
+		wire.OpQuery:    m.opQuery,
+		wire.OpSearch:   m.opSearch,
+		wire.OpRelated:  m.opRelated,
+		wire.OpStat:     m.opStat,
+		wire.OpList:     m.opList,
+		wire.OpRead:     m.opRead,
+		wire.OpWrite:    m.opWrite,
+		wire.OpOpen:     m.opOpen,
+		wire.OpTruncate: m.opTruncate,
+		wire.OpSync:     m.opSync,
+		wire.OpMkdir:    m.opMkdir,
+		wire.OpRemove:   m.opRemove,
+		wire.OpRename:   m.opRename,
+		wire.OpSnapshot: m.opSnapshot,
+		wire.OpDoctor:   m.opDoctor,
+	}
+}
+
+func unsupported(op, what string) error {
+	return &wire.Error{Code: wire.CodeUnsupported, Message: op + ": this daemon's tree has no " + what}
+}
+
+func (m *Main) opHealth(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	return m.Health(), nil
+}
+
+// validApp reports whether app is an acceptable app name: 1–128 printable
+// characters.
+func validApp(app string) bool {
+	if app == "" || len(app) > 128 {
+		return false
+	}
+	return strings.IndexFunc(app, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
+}
+
+func (m *Main) opRegister(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.RegisterArgs
+	if err := decode("register", args, &a); err != nil {
+		return nil, err
+	}
+	if !validApp(a.App) {
+		return nil, semfs.PathErr("register", "/", semfs.ErrInvalid, "app must be 1 to 128 printable characters")
+	}
+	if err := m.apps.Register(p.pid, a.App); err != nil {
+		return nil, err
+	}
+	m.log.Info("registered app", "app", a.App, "pid", p.pid, "uid", p.uid)
+	return wire.RegisterResult{Pid: p.pid, App: a.App}, nil
+}
+
+func (m *Main) opTag(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.TagArgs
+	if err := decode("tag", args, &a); err != nil {
+		return nil, err
+	}
+	return nil, semfs.SetTags(ctx, m.fsys, a.Path, a.Tags)
+}
+
+func (m *Main) opQuery(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.QueryArgs
+	if err := decode("query", args, &a); err != nil {
+		return nil, err
+	}
+	q, ok := m.fsys.(semfs.QueryFS)
+	if !ok {
+		return nil, unsupported("query", "tag index")
+	}
+	res, err := q.Query(ctx, a.Text, a.Limit)
+	if res == nil {
+		res = []semfs.QueryResult{}
+	}
+	return res, err
+}
+
+func (m *Main) opSearch(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a semfs.SearchRequest
+	if err := decode("search", args, &a); err != nil {
+		return nil, err
+	}
+	s, ok := m.fsys.(semfs.SearchFS)
+	if !ok {
+		return nil, unsupported("search", "content index")
+	}
+	out := wire.SearchResult{Hits: []semfs.SearchHit{}}
+	next, err := s.Search(ctx, a, func(h semfs.SearchHit) error {
+		out.Hits = append(out.Hits, h)
+		return nil
+	})
+	out.Next = next
+	return out, err
+}
+
+func (m *Main) opRelated(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.RelatedArgs
+	if err := decode("related", args, &a); err != nil {
+		return nil, err
+	}
+	r, ok := m.fsys.(semfs.RelatedFS)
+	if !ok {
+		return nil, unsupported("related", "content index")
+	}
+	name, err := semfs.Clean("related", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Related(ctx, name, a.Limit)
+	if res == nil {
+		res = []semfs.Candidate{}
+	}
+	return res, err
+}
+
+func statOf(p string, info fs.FileInfo) wire.Stat {
+	return wire.Stat{Path: p, Name: semfs.BaseName(p), IsDir: info.IsDir(), Size: info.Size(), Mode: info.Mode(), ModTime: info.ModTime()}
+}
+
+func (m *Main) opStat(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.PathArgs
+	if err := decode("stat", args, &a); err != nil {
+		return nil, err
+	}
+	name, err := semfs.Clean("stat", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := m.fsys.Stat(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	st := statOf(name, info)
+	if mf, ok := m.fsys.(semfs.MetaFS); ok && !info.IsDir() {
+		if meta, err := mf.Meta(ctx, name); err == nil {
+			st.Meta = &meta
+		}
+	}
+	return st, nil
+}
+
+func (m *Main) opList(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.PathArgs
+	if err := decode("list", args, &a); err != nil {
+		return nil, err
+	}
+	name, err := semfs.Clean("readdir", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := m.fsys.ReadDir(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Stat, 0, len(entries))
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue // removed since the listing
+		}
+		out = append(out, statOf(semfs.Join(name, e.Name()), info))
+	}
+	return out, nil
+}
+
+func (m *Main) opRead(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.ReadArgs
+	if err := decode("read", args, &a); err != nil {
+		return nil, err
+	}
+	name, err := semfs.Clean("read", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	if a.Length <= 0 || a.Length > wire.MaxChunk {
+		a.Length = wire.MaxChunk
+	}
+	if a.Offset < 0 {
+		return nil, semfs.PathErr("read", name, semfs.ErrInvalid, "negative offset")
+	}
+	f, err := m.fsys.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, semfs.RewritePath(err, "read", name)
+	}
+	size := info.Size()
+	want := min(int64(a.Length), max(size-a.Offset, 0))
+	buf := make([]byte, want)
+	var n int
+	if ra, ok := f.(io.ReaderAt); ok {
+		n, err = ra.ReadAt(buf, a.Offset)
+	} else {
+		if _, err = io.CopyN(io.Discard, f, a.Offset); err == nil {
+			n, err = io.ReadFull(f, buf)
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, semfs.RewritePath(err, "read", name)
+	}
+	return wire.ReadResult{Data: buf[:n], EOF: a.Offset+int64(n) >= size, Size: size}, nil
+}
+
+func (m *Main) opWrite(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.WriteArgs
+	if err := decode("write", args, &a); err != nil {
+		return nil, err
+	}
+	perm := a.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
+	if a.Whole {
+		return nil, semfs.WriteFile(ctx, m.fsys, a.Path, a.Data, perm)
+	}
+	flag := os.O_WRONLY
+	if a.Append {
+		flag |= os.O_APPEND
+	}
+	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if a.Append {
+		_, err = f.Write(a.Data)
+	} else {
+		_, err = f.WriteAt(a.Data, a.Offset)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return nil, err
+}
+
+func (m *Main) opOpen(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.OpenArgs
+	if err := decode("open", args, &a); err != nil {
+		return nil, err
+	}
+	name, err := semfs.Clean("open", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	var info fs.FileInfo
+	if a.Flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) == 0 {
+		f, err := m.fsys.Open(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		info, err = f.Stat()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		perm := a.Perm
+		if perm == 0 {
+			perm = 0o644
+		}
+		f, err := semfs.OpenFile(ctx, m.fsys, name, a.Flag&^os.O_APPEND, perm)
+		if err != nil {
+			return nil, err
+		}
+		info, err = f.Stat()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return statOf(name, info), nil
+}
+
+func (m *Main) opTruncate(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.TruncateArgs
+	if err := decode("truncate", args, &a); err != nil {
+		return nil, err
+	}
+	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	err = f.Truncate(a.Size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return nil, err
+}
+
+func (m *Main) opSync(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.PathArgs
+	if err := decode("sync", args, &a); err != nil {
+		return nil, err
+	}
+	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return nil, err
+}
+
+func (m *Main) opMkdir(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.MkdirArgs
+	if err := decode("mkdir", args, &a); err != nil {
+		return nil, err
+	}
+	perm := a.Perm
+	if perm == 0 {
+		perm = 0o755
+	}
+	if a.All {
+		return nil, semfs.MkdirAll(ctx, m.fsys, a.Path, perm)
+	}
+	return nil, semfs.Mkdir(ctx, m.fsys, a.Path, perm)
+}
+
+func (m *Main) opRemove(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.RemoveArgs
+	if err := decode("remove", args, &a); err != nil {
+		return nil, err
+	}
+	if a.All {
+		return nil, semfs.RemoveAll(ctx, m.fsys, a.Path)
+	}
+	return nil, semfs.Remove(ctx, m.fsys, a.Path)
+}
+
+func (m *Main) opRename(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.RenameArgs
+	if err := decode("rename", args, &a); err != nil {
+		return nil, err
+	}
+	return nil, semfs.Rename(ctx, m.fsys, a.Old, a.New)
+}
+
+func (m *Main) opSnapshot(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	var a wire.SnapshotArgs
+	if err := decode("snapshot", args, &a); err != nil {
+		return nil, err
+	}
+	if a.Out == "" {
+		return nil, badArgs("snapshot", errors.New("out is required"))
+	}
+	return m.Snapshot(ctx, a.Out)
+}
+
+func (m *Main) opDoctor(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
+	return m.Doctor(ctx), nil
+}
