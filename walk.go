@@ -80,6 +80,9 @@ func Files(ctx context.Context, fsys FS, root string) iter.Seq2[string, error] {
 		var files []string
 		err := WalkDir(ctx, fsys, p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if d != nil && errorsIsAny(err, ErrNotExist) {
+					return nil // removed while we walked
+				}
 				return err
 			}
 			if d.Type().IsRegular() {
@@ -131,10 +134,16 @@ func TotalSize(ctx context.Context, fsys FS) (int64, error) {
 	var total int64
 	err := WalkDir(ctx, fsys, "/", func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if d != nil && errorsIsAny(err, ErrNotExist) {
+				return nil // removed while we walked
+			}
 			return err
 		}
 		if d.Type().IsRegular() {
 			info, err := d.Info()
+			if errorsIsAny(err, ErrNotExist) {
+				return nil // removed while we walked
+			}
 			if err != nil {
 				return err
 			}
