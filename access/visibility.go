@@ -19,7 +19,8 @@ import (
 type VisibilityFS interface {
 	semfs.FS
 	// VisibleTo reports whether the file or directory name is visible to
-	// p. A missing name answers false.
+	// p. For a missing name either answer is allowed: callers look a path
+	// up before asking.
 	VisibleTo(ctx context.Context, p semfs.Principal, name string) (bool, error)
 	// HiddenIn returns the names of the entries of directory dir that are
 	// hidden from p, or nil when none is.
@@ -74,7 +75,9 @@ func (v *view) fileVisible(p string) (bool, error) {
 	m, err := v.f.meta.Meta(v.ctx, p)
 	if err != nil {
 		if semfs.IsAbsence(err) {
-			return false, nil
+			// Gone (or never there): nothing is hidden. Callers looked
+			// the path up first; the backend answers for it.
+			return true, nil
 		}
 		return false, err
 	}
