@@ -1,0 +1,43 @@
+// Package shell is semfs's virtual shell: bash-syntax scripts (pipes,
+// redirections, globs, cd, variables, loops, command substitution, heredocs)
+// whose commands are Go builtins over a [semfs.FS]. It is built on
+// mvdan.cc/sh/v3's parser and interpreter with every host-facing handler
+// replaced: no host process is ever spawned, no host path is reachable, and
+// an unknown command fails with exit status 127.
+//
+// # Sessions
+//
+// [New] opens a [Session] over a tree; [Session.Run] runs one script. State
+// (working directory, variables, functions) persists from one Run to the
+// next, as in an interactive shell. A session built with a [View] (from a
+// [Tree] built once per tree with [NewTree] and pruned to a principal's
+// groups with [Tree.View]) answers ls, find, globs, stat, cd and test from
+// memory, so opening a session costs microseconds; files hidden from the
+// principal do not exist for the session in any command, glob, error message,
+// search result or count. Without a view, listings go to the FS itself.
+// Reads of file contents always go to the FS.
+//
+// # Builtins
+//
+// ls cat grep find head tail wc sort uniq cut tr xargs tree stat du echo
+// printf basename dirname true false test [ cd pwd, plus search (content
+// search through [semfs.SearchFS]), query (tag query through
+// [semfs.QueryFS]) and tag ([semfs.SetTags]). For the flags they support,
+// their output and exit status match GNU coreutils, findutils and grep byte
+// for byte; a differential test runs a table of commands both ways. Known
+// differences are listed in each builtin's file.
+//
+// # Limits
+//
+// [Limits] caps a run's output size, run time and loop iterations; a
+// runaway script is stopped with a message on stderr and exit status 124.
+// Process substitution, background jobs and coprocesses are refused before
+// the script starts (exit status 2).
+//
+// # Indexed grep
+//
+// grep -r asks a tree implementing [semfs.GrepCandidatesFS] for candidate
+// files and matches only those, exactly; without an index it scans. Reads
+// of files go through a bounded cache kept per [Tree] (by path, size and
+// modification time), and matching runs in parallel.
+package shell

@@ -1,0 +1,661 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/semfs/semfs"
+)
+
+// Limits bound one Run. A zero field means the default from
+// [DefaultLimits]; a negative one means no limit.
+type Limits struct {
+	MaxOutput         int64         // bytes written to stdout and stderr together
+	Timeout           time.Duration // wall-clock run time
+	MaxLoopIterations int64         // iterations of all for/while/until loops together
+}
+
+// DefaultLimits are the limits used for zero fields of [Limits].
+var DefaultLimits = Limits{
+	MaxOutput:         64 << 20,
+	Timeout:           60 * time.Second,
+	MaxLoopIterations: 1_000_000,
+}
+
+// Exit statuses of a run the shell stopped itself.
+const (
+	ExitRejected = 2   // syntax error or refused construct
+	ExitLimit    = 124 // a Limit was reached
+	ExitNotFound = 127 // unknown command
+)
+
+// Errors returned by [Session.Run] when it stopped a script.
+var (
+	ErrOutputLimit = errors.New("output limit exceeded")
+	ErrTimeout     = errors.New("run time limit exceeded")
+	ErrLoopLimit   = errors.New("loop iteration limit exceeded")
+)
+
+// SearchFunc runs a content search; see [semfs.SearchFS].
+type SearchFunc func(ctx context.Context, req semfs.SearchRequest, fn func(semfs.SearchHit) error) (next string, err error)
+
+// QueryFunc runs a tag query; see [semfs.QueryFS].
+type QueryFunc func(ctx context.Context, text string, limit int) ([]semfs.QueryResult, error)
+
+// Options configure a [Session].
+type Options struct {
+	// Principal is who runs the scripts; it is put in the context of every
+	// FS call.
+	Principal semfs.Principal
+	Limits    Limits
+	// Dir is the initial working directory ("/" if empty).
+	Dir string
+	// Env holds extra environment variables as KEY=VALUE.
+	Env []string
+	// View, if set, answers listings, stats and globs from memory. It must
+	// have been made from a Tree of the same fsys, for Principal.
+	View *View
+	// ReadOnly refuses every write even when the tree accepts writes.
+	ReadOnly bool
+	// Search and Query override the tree's SearchFS and QueryFS.
+	Search SearchFunc
+	Query  QueryFunc
+	// Owner and Group are shown by ls -l and stat ("root" if empty).
+	Owner, Group string
+}
+
+// Session is one shell session over a tree. Runs of one session are
+// serialised; use one session per agent conversation.
+type Session struct {
+	fsys  semfs.FS
+	opts  Options
+	nav   nav
+	cache *readCache
+
+	mu     sync.Mutex
+	runner *interp.Runner
+	exited bool
+
+	loops atomic.Int64 // loop iterations of the current run
+}
+
+// nav answers the questions about the shape of the tree: stat and list.
+type nav interface {
+	stat(ctx context.Context, p string) (fs.FileInfo, error)
+	readDir(ctx context.Context, p string) ([]fs.FileInfo, error)
+	// added records a path the session wrote.
+	added(ctx context.Context, p string)
+}
+
+// New opens a session over fsys.
+func New(fsys semfs.FS, opts Options) *Session {
+	if opts.Dir == "" {
+		opts.Dir = "/"
+	}
+	if opts.Owner == "" {
+		opts.Owner = "root"
+	}
+	if opts.Group == "" {
+		opts.Group = "root"
+	}
+	s := &Session{fsys: fsys, opts: opts}
+	if opts.View != nil {
+		s.nav = newViewNav(opts.View, fsys)
+		s.cache = opts.View.t.cache
+	} else {
+		s.nav = fsNav{fsys}
+		s.cache = newReadCache(32 << 20)
+	}
+	return s
+}
+
+// Dir returns the session's working directory.
+func (s *Session) Dir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runner != nil {
+		return s.runner.Dir
+	}
+	return s.opts.Dir
+}
+
+// Exited reports whether a script ran the exit builtin; an interactive
+// front end ends the session then.
+func (s *Session) Exited() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited
+}
+
+func (s *Session) limits() Limits {
+	l := s.opts.Limits
+	if l.MaxOutput == 0 {
+		l.MaxOutput = DefaultLimits.MaxOutput
+	}
+	if l.Timeout == 0 {
+		l.Timeout = DefaultLimits.Timeout
+	}
+	if l.MaxLoopIterations == 0 {
+		l.MaxLoopIterations = DefaultLimits.MaxLoopIterations
+	}
+	return l
+}
+
+// loopMarker is the command the shell inserts at the top of every loop body
+// to count iterations. It cannot be typed by a user: it is not a valid word
+// without quoting, and it is checked before any builtin.
+const loopMarker = "\x00semfs-loop"
+
+// Run parses and runs script. It returns the exit status of the script; err
+// is non-nil only when the shell stopped the script itself (a limit, see
+// ErrOutputLimit, ErrTimeout, ErrLoopLimit) or could not run it at all.
+// Messages for people are written to stderr in every case.
+func (s *Session) Run(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	if err != nil {
+		fmt.Fprintf(stderr, "semfs: syntax error: %v\n", err)
+		return ExitRejected, nil
+	}
+	if msg := check(file); msg != "" {
+		fmt.Fprintf(stderr, "semfs: %s\n", msg)
+		return ExitRejected, nil
+	}
+	instrumentLoops(file)
+
+	lim := s.limits()
+	ctx = semfs.WithPrincipal(ctx, s.opts.Principal)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if lim.Timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, lim.Timeout, ErrTimeout)
+		defer stop()
+	}
+	budget := &outBudget{max: lim.MaxOutput, cancel: cancel}
+	out := &limitWriter{w: stdout, b: budget}
+	errw := &limitWriter{w: stderr, b: budget}
+	s.loops.Store(0)
+
+	if s.runner == nil {
+		if err := s.newRunner(); err != nil {
+			return 1, err
+		}
+	}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	if err := interp.StdIO(stdin, out, errw)(s.runner); err != nil {
+		return 1, err
+	}
+	runErr := s.runner.Run(ctx, file)
+	if s.runner.Exited() {
+		s.exited = true
+	}
+	// Stop reporting to the caller's writers: a pipeline stage may still
+	// hold them for a moment after Run returns.
+	interp.StdIO(nil, io.Discard, io.Discard)(s.runner)
+
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+		var msg string
+		switch {
+		case errors.Is(cause, ErrOutputLimit):
+			msg = fmt.Sprintf("output limit of %d bytes exceeded; the script was stopped (narrow the command, e.g. pipe it into head)", lim.MaxOutput)
+		case errors.Is(cause, ErrTimeout):
+			msg = fmt.Sprintf("run time limit of %v exceeded; the script was stopped", lim.Timeout)
+		case errors.Is(cause, ErrLoopLimit):
+			msg = fmt.Sprintf("loop iteration limit of %d exceeded; the script was stopped (is a loop condition never false?)", lim.MaxLoopIterations)
+		default:
+			return 130, cause
+		}
+		fmt.Fprintf(stderr, "semfs: %s\n", msg)
+		return ExitLimit, cause
+	}
+	if runErr == nil {
+		return 0, nil
+	}
+	if code, ok := interp.IsExitStatus(runErr); ok {
+		return int(code), nil
+	}
+	fmt.Fprintf(errw, "semfs: %v\n", runErr)
+	return 1, runErr
+}
+
+func (s *Session) newRunner() error {
+	env := []string{
+		"HOME=/", "PATH=", "TMPDIR=/dev/null/semfs", "USER=" + s.opts.Owner,
+		"SHELL=semfs", "TERM=dumb", "LC_ALL=C.UTF-8", "UID=0", "EUID=0",
+	}
+	env = append(env, s.opts.Env...)
+	r, err := interp.New(
+		interp.Env(expand.ListEnviron(env...)),
+		interp.ExecHandlers(s.execMiddleware),
+		interp.CallHandler(s.callHandler),
+		interp.OpenHandler(s.openHandler),
+		interp.StatHandler(s.statHandler),
+		interp.ReadDirHandler2(s.readDirHandler),
+		interp.AccessHandler(s.accessHandler),
+		interp.BashOpts("-s", "globstar"),
+	)
+	if err != nil {
+		return err
+	}
+	dir, err := semfs.Clean("cd", s.opts.Dir)
+	if err != nil {
+		return err
+	}
+	r.Dir = dir // never the Dir option: it stats the host
+	s.runner = r
+	return nil
+}
+
+// check walks the syntax tree and reports the first construct the shell
+// refuses, as a message for the user.
+func check(file *syntax.File) string {
+	var msg string
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if msg != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.ProcSubst:
+			msg = fmt.Sprintf("line %d: process substitution (<(...) or >(...)) is not supported; write the command's output to a file or use a pipe", n.Pos().Line())
+		case *syntax.Stmt:
+			if n.Background {
+				msg = fmt.Sprintf("line %d: background jobs (&) are not supported; run the command in the foreground", n.Pos().Line())
+			}
+			if n.Coprocess {
+				msg = fmt.Sprintf("line %d: coprocesses are not supported", n.Pos().Line())
+			}
+		case *syntax.CoprocClause:
+			msg = fmt.Sprintf("line %d: coprocesses are not supported", n.Pos().Line())
+		}
+		return msg == ""
+	})
+	return msg
+}
+
+// instrumentLoops inserts the loop marker command at the top of the body of
+// every for, while and until loop, so that each iteration is counted.
+func instrumentLoops(file *syntax.File) {
+	marker := func() *syntax.Stmt {
+		return &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: loopMarker}}}}}}
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.WhileClause:
+			n.Do = append([]*syntax.Stmt{marker()}, n.Do...)
+		case *syntax.ForClause:
+			n.Do = append([]*syntax.Stmt{marker()}, n.Do...)
+		}
+		return true
+	})
+}
+
+// callHandler keeps host lookups out: builtins that would search the host's
+// PATH are answered by the shell.
+func (s *Session) callHandler(ctx context.Context, args []string) ([]string, error) {
+	switch args[0] {
+	case "type", "hash", "command", "exec", "source", ".", "enable", "builtin":
+		switch {
+		case args[0] == "command" && len(args) > 1 && args[1] != "-v" && args[1] != "-V":
+			return args[1:], nil // command NAME ARGS runs NAME
+		case args[0] == "builtin" && len(args) > 1:
+			return args[1:], nil
+		}
+		return append([]string{"\x00semfs-refuse"}, args...), nil
+	}
+	return args, nil
+}
+
+// execMiddleware runs every command that is not a shell builtin or
+// function. It never calls next: no host process is ever started.
+func (s *Session) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(ctx context.Context, args []string) error {
+		hc := interp.HandlerCtx(ctx)
+		switch args[0] {
+		case loopMarker:
+			lim := s.limits().MaxLoopIterations
+			if n := s.loops.Add(1); lim > 0 && n > lim {
+				return ErrLoopLimit
+			}
+			return nil
+		case "\x00semfs-refuse":
+			return s.refuse(hc, args[1:])
+		}
+		b, ok := builtins[args[0]]
+		if !ok {
+			fmt.Fprintf(hc.Stderr, "semfs: %s: command not found%s\n", args[0], suggestCommand(args[0]))
+			return interp.NewExitStatus(ExitNotFound)
+		}
+		c := s.newCall(ctx, hc, args)
+		code := b(c)
+		c.flush()
+		if code != 0 {
+			return interp.NewExitStatus(uint8(code))
+		}
+		return nil
+	}
+}
+
+func (s *Session) refuse(hc interp.HandlerContext, args []string) error {
+	switch args[0] {
+	case "type", "command":
+		// command -v NAME / type NAME: say what a name is without PATH.
+		code := 0
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			switch {
+			case builtins[a] != nil || interp.IsBuiltin(a):
+				if args[0] == "type" {
+					fmt.Fprintf(hc.Stdout, "%s is a shell builtin\n", a)
+				} else {
+					fmt.Fprintf(hc.Stdout, "%s\n", a)
+				}
+			default:
+				if args[0] == "type" {
+					fmt.Fprintf(hc.Stderr, "semfs: type: %s: not found\n", a)
+				}
+				code = 1
+			}
+		}
+		if code != 0 {
+			return interp.NewExitStatus(uint8(code))
+		}
+		return nil
+	}
+	fmt.Fprintf(hc.Stderr, "semfs: %s: not supported in the virtual shell\n", args[0])
+	return interp.NewExitStatus(2)
+}
+
+// suggestCommand proposes a builtin close to an unknown command name.
+func suggestCommand(name string) string {
+	best, bestD := "", 3
+	for n := range builtins {
+		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
+			best, bestD = n, d
+		}
+	}
+	list := builtinNames()
+	if best != "" && bestD <= 2 {
+		return fmt.Sprintf(" (did you mean %s? available commands: %s)", best, strings.Join(list, " "))
+	}
+	return fmt.Sprintf(" (no host programs run here; available commands: %s)", strings.Join(list, " "))
+}
+
+func builtinNames() []string {
+	names := []string{"cd", "pwd", "echo", "printf", "test", "[", "true", "false"}
+	for n := range builtins {
+		if !strings.HasPrefix(n, "\x00") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return slicesCompact(names)
+}
+
+func slicesCompact(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// vpath resolves a shell path (absolute or relative to dir) to a canonical
+// tree path. ".." at the root stays at the root.
+func vpath(dir, name string) string {
+	if !path.IsAbs(name) {
+		name = path.Join(dir, name)
+	}
+	return path.Clean(name)
+}
+
+// openHandler serves redirections. Reads go through the session's view
+// and the FS; writes through semfs.OpenFile / WriteFile. Every failure is a
+// bare *fs.PathError, as interp requires, so it is printed and sets status 1.
+func (s *Session) openHandler(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	p := vpath(hc.Dir, name)
+	if name == "/dev/null" {
+		return devNull{}, nil
+	}
+	if name == "/dev/stdout" || name == "/dev/stderr" {
+		w := hc.Stdout
+		if name == "/dev/stderr" {
+			w = hc.Stderr
+		}
+		return writeOnly{w}, nil
+	}
+	if _, err := semfs.Clean("open", p); err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Unwrap(err)}
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		data, err := s.readFile(ctx, p)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(err)}
+		}
+		return &readOnly{Reader: strings.NewReader(string(data))}, nil
+	}
+	if s.opts.ReadOnly {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrReadOnly}
+	}
+	info, err := s.nav.stat(ctx, p)
+	switch {
+	case err == nil && info.IsDir():
+		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrIsDir}
+	case err == nil && flag&os.O_EXCL != 0:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrExist}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(err)}
+	case err != nil:
+		parent, perr := s.nav.stat(ctx, path.Dir(p))
+		if perr != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(perr)}
+		}
+		if !parent.IsDir() {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrNotDir}
+		}
+	}
+	w := &fileWriter{s: s, ctx: ctx, p: p, name: name}
+	if flag&os.O_APPEND != 0 && err == nil {
+		old, rerr := s.readFile(ctx, p)
+		if rerr != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(rerr)}
+		}
+		w.buf = append(w.buf, old...)
+	}
+	// Create (or truncate) now, as open(2) would, so that an empty
+	// redirection (": > f") leaves an empty file and errors show early.
+	if werr := s.writeFile(ctx, p, w.buf); werr != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(werr)}
+	}
+	return w, nil
+}
+
+// bareErr returns the sentinel inside a semfs error, so that interp prints
+// "open NAME: no such file or directory" with the user's own NAME.
+func bareErr(err error) error {
+	if s := semfs.Sentinel(err); s != nil {
+		return s
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (s *Session) writeFile(ctx context.Context, p string, data []byte) error {
+	if s.opts.ReadOnly {
+		return semfs.PathErr("write", p, semfs.ErrReadOnly, "this session is read-only")
+	}
+	if err := semfs.WriteFile(ctx, s.fsys, p, data, 0o644); err != nil {
+		return err
+	}
+	s.cache.remove(p)
+	s.nav.added(ctx, p)
+	return nil
+}
+
+// fileWriter collects a redirection's output and writes the whole file on
+// Close (and on every large chunk, so readers in the same script see it).
+type fileWriter struct {
+	s      *Session
+	ctx    context.Context
+	p      string
+	name   string
+	buf    []byte
+	closed bool
+}
+
+func (w *fileWriter) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: w.name, Err: errors.New("bad file descriptor")}
+}
+
+func (w *fileWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	return len(b), nil
+}
+
+func (w *fileWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if err := w.s.writeFile(w.ctx, w.p, w.buf); err != nil {
+		return &fs.PathError{Op: "write", Path: w.name, Err: bareErr(err)}
+	}
+	return nil
+}
+
+type readOnly struct{ *strings.Reader }
+
+func (readOnly) Write([]byte) (int, error) { return 0, errors.New("bad file descriptor") }
+func (readOnly) Close() error              { return nil }
+
+type writeOnly struct{ w io.Writer }
+
+func (w writeOnly) Read([]byte) (int, error)    { return 0, io.EOF }
+func (w writeOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
+func (w writeOnly) Close() error                { return nil }
+
+type devNull struct{}
+
+func (devNull) Read([]byte) (int, error)    { return 0, io.EOF }
+func (devNull) Write(b []byte) (int, error) { return len(b), nil }
+func (devNull) Close() error                { return nil }
+
+func (s *Session) statHandler(ctx context.Context, name string, _ bool) (fs.FileInfo, error) {
+	hc := interp.HandlerCtx(ctx)
+	p := vpath(hc.Dir, name)
+	info, err := s.nav.stat(ctx, p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: bareErr(err)}
+	}
+	return info, nil
+}
+
+func (s *Session) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	p := vpath(hc.Dir, name)
+	infos, err := s.nav.readDir(ctx, p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: bareErr(err)}
+	}
+	out := make([]fs.DirEntry, len(infos))
+	for i, fi := range infos {
+		out[i] = fs.FileInfoToDirEntry(fi)
+	}
+	return out, nil
+}
+
+// accessHandler answers test -r/-w/-x and cd's check from the tree: what
+// the session can see it can read; directories are searchable; writes
+// depend on the tree accepting them.
+func (s *Session) accessHandler(ctx context.Context, name string, mode interp.AccessMode) error {
+	hc := interp.HandlerCtx(ctx)
+	p := vpath(hc.Dir, name)
+	info, err := s.nav.stat(ctx, p)
+	if err != nil {
+		return &fs.PathError{Op: "access", Path: name, Err: bareErr(err)}
+	}
+	if mode&interp.AccessWrite != 0 && !s.writable() {
+		return &fs.PathError{Op: "access", Path: name, Err: semfs.ErrReadOnly}
+	}
+	if mode&interp.AccessExec != 0 && !info.IsDir() {
+		return &fs.PathError{Op: "access", Path: name, Err: fs.ErrPermission}
+	}
+	return nil
+}
+
+func (s *Session) writable() bool {
+	if s.opts.ReadOnly {
+		return false
+	}
+	_, w1 := s.fsys.(semfs.WriteFileFS)
+	_, w2 := s.fsys.(semfs.OpenFileFS)
+	return w1 || w2
+}
+
+// outBudget is the output allowance shared by stdout and stderr.
+type outBudget struct {
+	mu       sync.Mutex
+	used     int64
+	max      int64
+	exceeded bool
+	cancel   context.CancelCauseFunc
+}
+
+type limitWriter struct {
+	w io.Writer
+	b *outBudget
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	b := l.b
+	b.mu.Lock()
+	if b.exceeded {
+		b.mu.Unlock()
+		return 0, ErrOutputLimit
+	}
+	n := len(p)
+	if b.max > 0 && b.used+int64(n) > b.max {
+		n = int(b.max - b.used)
+		b.exceeded = true
+	}
+	b.used += int64(n)
+	exceeded := b.exceeded
+	b.mu.Unlock()
+	w, err := l.w.Write(p[:n])
+	if err == nil && exceeded {
+		b.cancel(ErrOutputLimit)
+		return w, ErrOutputLimit
+	}
+	return w, err
+}
