@@ -7,6 +7,26 @@
 // use subpackages), so loading needs no network, no key and no configuration.
 // Vectors from different models live in different spaces and are never
 // compared with each other; an index keeps one vector per key per space.
+//
+// # Boot
+//
+// The daemon gets its models from package models (models.Default), runs
+// Check on each and refuses to start if one fails (no degraded mode), then
+// calls EnsureModel with the index's directory and Store, logs its Report,
+// and starts one Worker per space. EnsureModel never fails the boot: what it
+// could not do is in the Report and is retried on the next boot.
+//
+// # Save path
+//
+// After writing a row's text to the Store, call Worker.EmbedNow so the row
+// has a vector before duplicate detection; if that fails the row simply
+// stays queued and the Worker's next pass fills it.
+//
+// # Doctor
+//
+// Worker.Progress (done/remaining), Worker.Telemetry (nearest-neighbour
+// similarity p50/p90/max when the queue last drained), and ReadMarker with
+// ResetOwed (a reset that is pending or not yet done) are what doctor shows.
 package embedding
 
 import "context"
@@ -30,7 +50,10 @@ type ModelInfo struct {
 }
 
 // Embedder turns texts into L2-normalised vectors of Info().Dims float32s,
-// one per input text, in order. Implementations are safe for concurrent use.
+// one per input text, in order. A text with nothing to embed (empty, or no
+// word the model knows how to read) may come back as the zero vector, whose
+// cosine similarity with everything is 0; consumers must not divide by its
+// norm. Implementations are safe for concurrent use.
 type Embedder interface {
 	Info() ModelInfo
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
