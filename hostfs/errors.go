@@ -47,8 +47,11 @@ func mapErr(op, p string, err error) error {
 		}
 	}
 	if inner := innermost(err); inner != nil {
-		if inner.Error() == escapeText {
+		switch inner.Error() {
+		case escapeText:
 			return semfs.PathErr(op, p, semfs.ErrPermission, detailEscape)
+		case "not a directory": // os.Root.OpenRoot of a file
+			return semfs.PathErr(op, p, semfs.ErrNotDir, "")
 		}
 	}
 	switch {

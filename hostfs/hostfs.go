@@ -442,9 +442,12 @@ func (f *FS) walk(ctx context.Context, op, name string, fn func(p string, info f
 		for _, e := range ents {
 			child := semfs.Join(dir, e.Name())
 			if e.IsDir() {
-				if err := rec(child); err != nil {
+				err := rec(child)
+				if err != nil && !errors.Is(err, semfs.ErrNotExist) && !errors.Is(err, semfs.ErrNotDir) {
 					return err
 				}
+				// A directory removed or replaced while we walk is
+				// simply no longer part of the answer.
 				continue
 			}
 			info, err := e.Info()

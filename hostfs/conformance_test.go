@@ -1,0 +1,46 @@
+package hostfs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/semfstest"
+)
+
+// seedFS writes files into a new host directory and opens it in mode.
+func seedFS(mode Mode) func(tb semfstest.TB, files map[string][]byte) semfs.FS {
+	return func(tb semfstest.TB, files map[string][]byte) semfs.FS {
+		t := tb.(*testing.T)
+		dir := t.TempDir()
+		for p, data := range files {
+			host := filepath.Join(dir, filepath.FromSlash(p[1:]))
+			if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(host, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return open(t, dir, mode).Tree()
+	}
+}
+
+func TestConformanceReadOnly(t *testing.T) {
+	semfstest.Run(t, nil, semfstest.ReadOnly(), semfstest.Seed(seedFS(ReadOnly)))
+}
+
+func TestConformanceReadWrite(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), ReadWrite) })
+}
+
+func TestConformanceOverlay(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), Overlay) })
+}
+
+// TestConformanceOverlaySeeded runs the suite over an overlay whose reads
+// fall through to a seeded host directory.
+func TestConformanceOverlaySeeded(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), Overlay) }, semfstest.Seed(seedFS(Overlay)))
+}
