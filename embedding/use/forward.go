@@ -50,12 +50,14 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 
 	// Token embeddings plus timing signal, 256 wide, into tmp.
 	x0 := s.tmp[:n*embDim]
+	ht := halfTable()
 	for si, q := range seqs {
 		for p, id := range q {
 			row := x0[(offs[si]+p)*embDim : (offs[si]+p+1)*embDim]
 			e := w.emb[int(id)*embDim : (int(id)+1)*embDim]
 			sig := w.signal[p*embDim : (p+1)*embDim]
-			for c, v := range e {
+			for c, h := range e {
+				v := ht[h]
 				row[c] = v + (v + sig[c])
 			}
 		}
@@ -66,13 +68,13 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 	h := s.h[:n*embDim]
 	layerNorm(h, x0, n, embDim, L.ln1g, L.ln1b)
 	qkv := s.qkv[:n*3*embDim]
-	linear(qkv, h, n, embDim, L.qkvT, L.qkvB, 3*embDim, false)
+	linear(qkv, h, n, &L.qkv, L.qkvB, false)
 	att := s.att[:n*embDim]
 	attention(att, qkv, offs, embDim, L.scale, s.probs)
 	x := s.x[:n*modelDim]
-	linear(x, att, n, embDim, L.outT, L.outB, modelDim, false)
+	linear(x, att, n, &L.out, L.outB, false)
 	res := s.h[:n*modelDim] // h is free again
-	linear(res, x0, n, embDim, L.resT, L.resB, modelDim, false)
+	linear(res, x0, n, &L.res, L.resB, false)
 	for i := range x {
 		x[i] += res[i]
 	}
@@ -83,10 +85,10 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 	h = s.h[:n*modelDim]
 	layerNorm(h, x, n, modelDim, L.ln1g, L.ln1b)
 	qkv = s.qkv[:n*3*modelDim]
-	linear(qkv, h, n, modelDim, L.qkvT, L.qkvB, 3*modelDim, false)
+	linear(qkv, h, n, &L.qkv, L.qkvB, false)
 	att = s.att[:n*modelDim]
 	attention(att, qkv, offs, modelDim, L.scale, s.probs)
-	linear(x, att, n, modelDim, L.outT, L.outB, modelDim, true)
+	linear(x, att, n, &L.out, L.outB, true)
 	ffn(s, x, n, L)
 
 	// Mean pooling, tanh projection, L2 normalisation.
@@ -106,7 +108,7 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 		}
 	}
 	y := s.tmp[:len(seqs)*modelDim]
-	linear(y, pooled, len(seqs), modelDim, w.headT, w.headB, modelDim, false)
+	linear(y, pooled, len(seqs), &w.head, w.headB, false)
 	for si := range seqs {
 		row := y[si*modelDim : (si+1)*modelDim]
 		var ss float32
@@ -128,13 +130,13 @@ func ffn(s *scratch, x []float32, n int, L *layer) {
 	h := s.h[:n*modelDim]
 	layerNorm(h, x, n, modelDim, L.ln2g, L.ln2b)
 	f := s.ff[:n*ffnDim]
-	linear(f, h, n, modelDim, L.ff1T, L.ff1B, ffnDim, false)
+	linear(f, h, n, &L.ff1, L.ff1B, false)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	linear(x, f, n, ffnDim, L.ff2T, L.ff2B, modelDim, true)
+	linear(x, f, n, &L.ff2, L.ff2B, true)
 }
 
 // layerNorm normalises each of the n rows of src (width d) into dst.

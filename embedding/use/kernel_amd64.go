@@ -4,11 +4,11 @@ package use
 
 import "golang.org/x/sys/cpu"
 
-// hasSIMD reports whether the AVX2+FMA kernels in kernel_amd64.s can run.
-var hasSIMD = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasSIMD reports whether the AVX2+FMA+F16C kernels in kernel_amd64.s can run.
+var hasSIMD = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
 //go:noescape
-func dot3x4(a *float32, lda int, w *float32, ldw int, d int, out *[12]float32)
+func gemm6x16(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)
 
 //go:noescape
-func dot1x4(a *float32, w *float32, ldw int, d int, out *[4]float32)
+func gemm1x16(a *float32, wp *uint16, d int, c *float32)

@@ -1,58 +1,49 @@
 package use
 
-// linear computes dst[i][j] = a[i]·wT[j] + b[j] for n rows of a (width d) and
-// k outputs, or adds that to dst when acc is set. wT is [k][d] row-major.
+// linear computes dst[i] = a[i]·W + b for the n rows of a (width m.in,
+// dst width m.out), or adds that to dst when acc is set.
 //
-// The loop keeps a block of 4 weight rows hot in L1 while it walks all input
-// rows 3 at a time; with AVX2+FMA each block is one call of an assembly
-// kernel holding 12 vector accumulators.
-func linear(dst, a []float32, n, d int, wT, b []float32, k int, acc bool) {
+// With AVX2+FMA the weights are packed in panels of 16 output columns and an
+// assembly kernel computes 6 rows x 16 columns per call in 12 vector
+// accumulators, broadcasting one input value per row and step: every weight
+// loaded is used 6 times and no horizontal sums are needed. A panel
+// (in x 16 floats) stays in cache while all row blocks pass over it.
+func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool) {
 	if n == 0 {
 		return
 	}
+	d, k := m.in, m.out
 	_ = a[n*d-1]
-	_ = wT[k*d-1]
 	_ = dst[n*k-1]
-	if !hasSIMD || d%8 != 0 || k%4 != 0 {
-		linearGo(dst, a, n, d, wT, b, k, acc)
+	_ = b[k-1]
+	if m.panels == nil {
+		linearGo(dst, a, n, d, m.rows, b, k, acc)
 		return
 	}
-	var out12 [12]float32
-	var out4 [4]float32
-	for j := 0; j < k; j += 4 {
-		w := &wT[j*d]
-		i := 0
-		for ; i+3 <= n; i += 3 {
-			dot3x4(&a[i*d], d, w, d, d, &out12)
-			for r := 0; r < 3; r++ {
-				store4(dst[(i+r)*k+j:(i+r)*k+j+4], out12[4*r:4*r+4], b[j:j+4], acc)
+	for i := 0; i < n; i++ {
+		row := dst[i*k : (i+1)*k]
+		if acc {
+			for j, v := range b[:k] {
+				row[j] += v
 			}
+		} else {
+			copy(row, b[:k])
+		}
+	}
+	for p := 0; p < k/16; p++ {
+		wp := &m.panels[p*d*16]
+		i := 0
+		for ; i+6 <= n; i += 6 {
+			gemm6x16(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
 		}
 		for ; i < n; i++ {
-			dot1x4(&a[i*d], w, d, d, &out4)
-			store4(dst[i*k+j:i*k+j+4], out4[:], b[j:j+4], acc)
+			gemm1x16(&a[i*d], wp, d, &dst[i*k+p*16])
 		}
 	}
 }
 
-func store4(dst, v, b []float32, acc bool) {
-	dst = dst[:4]
-	v = v[:4]
-	b = b[:4]
-	if acc {
-		dst[0] += v[0] + b[0]
-		dst[1] += v[1] + b[1]
-		dst[2] += v[2] + b[2]
-		dst[3] += v[3] + b[3]
-		return
-	}
-	dst[0] = v[0] + b[0]
-	dst[1] = v[1] + b[1]
-	dst[2] = v[2] + b[2]
-	dst[3] = v[3] + b[3]
-}
-
-// linearGo is the portable kernel: 2 input rows x 2 weight rows per step.
+// linearGo is the portable kernel over transposed weights wT [k][d]:
+// 2 input rows x 2 weight rows per step.
 func linearGo(dst, a []float32, n, d int, wT, b []float32, k int, acc bool) {
 	put := func(i, j int, v float32) {
 		v += b[j]

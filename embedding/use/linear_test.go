@@ -12,25 +12,28 @@ import (
 func TestLinearKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 4, 5, 7, 31} {
-		for _, dk := range [][2]int{{8, 4}, {256, 12}, {512, 1536 / 8}, {1536, 8}} {
+		for _, dk := range [][2]int{{8, 16}, {256, 12}, {256, 48}, {512, 192}, {1536, 32}, {7, 3}} {
 			d, k := dk[0], dk[1]
 			a := randVec(r, n*d)
-			w := randVec(r, k*d)
+			w16 := randHalves(r, d*k) // [d][k], the file layout
+			w := halfsToFloat32(w16)
+			m := newMatrix(w16, d, k)
+			wT := transpose(w, d, k)
 			b := randVec(r, k)
 			init := randVec(r, n*k)
 			for _, acc := range []bool{false, true} {
 				for _, impl := range []string{"linear", "linearGo"} {
 					dst := append([]float32(nil), init...)
 					if impl == "linear" {
-						linear(dst, a, n, d, w, b, k, acc)
+						linear(dst, a, n, &m, b, acc)
 					} else {
-						linearGo(dst, a, n, d, w, b, k, acc)
+						linearGo(dst, a, n, d, wT, b, k, acc)
 					}
 					for i := 0; i < n; i++ {
 						for j := 0; j < k; j++ {
 							var want float64
 							for c := 0; c < d; c++ {
-								want += float64(a[i*d+c]) * float64(w[j*d+c])
+								want += float64(a[i*d+c]) * float64(w[c*k+j])
 							}
 							want += float64(b[j])
 							if acc {
@@ -54,4 +57,36 @@ func randVec(r *rand.Rand, n int) []float32 {
 		v[i] = float32(r.NormFloat64())
 	}
 	return v
+}
+
+// BenchmarkLinear measures the matrix kernel on a batch-32 sized FFN layer
+// (384 token rows, 512 → 1536).
+func BenchmarkLinear(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, d, k = 384, 512, 1536
+	a, bias := randVec(r, n*d), randVec(r, k)
+	m := newMatrix(randHalves(r, d*k), d, k)
+	dst := make([]float32, n*k)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		linear(dst, a, n, &m, bias, false)
+	}
+	b.ReportMetric(float64(b.N)*n*d*k*2/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+}
+
+// randHalves returns float16 bit patterns of magnitude 2^-6..2^2, random sign.
+func randHalves(r *rand.Rand, n int) []uint16 {
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = uint16(r.IntN(2))<<15 | uint16(9+r.IntN(8))<<10 | uint16(r.IntN(1024))
+	}
+	return v
+}
+
+func halfsToFloat32(h []uint16) []float32 {
+	f := make([]float32, len(h))
+	for i, x := range h {
+		f[i] = halfToFloat(x)
+	}
+	return f
 }

@@ -38,28 +38,41 @@ const (
 // embedding.ErrBrokenModel, on which the daemon refuses to start.
 var errCorrupt = fmt.Errorf("use: compiled-in weights are corrupt: %w", embedding.ErrBrokenModel)
 
-// layer holds one transformer layer. Matrices are stored transposed,
-// [out][in] row-major, so every output is a contiguous dot product.
+// layer holds one transformer layer.
 type layer struct {
 	dIn        int
 	ln1g, ln1b []float32
-	qkvT, qkvB []float32 // [3*dIn][dIn]
-	outT, outB []float32 // [512][dIn]
-	resT, resB []float32 // layer 0 only: [512][256] projection of the residual
+	qkv        matrix // dIn → 3*dIn (q, k, v)
+	qkvB       []float32
+	out        matrix // dIn → 512
+	outB       []float32
+	res        matrix // layer 0 only: 256 → 512 projection of the residual
+	resB       []float32
 	ln2g, ln2b []float32
-	ff1T, ff1B []float32 // [1536][512]
-	ff2T, ff2B []float32 // [512][1536]
-	scale      float32   // query scale 1/sqrt(head depth)
+	ff1        matrix // 512 → 1536
+	ff1B       []float32
+	ff2        matrix // 1536 → 512
+	ff2B       []float32
+	scale      float32 // query scale 1/sqrt(head depth)
+}
+
+// matrix is a dense layer's weights [in][out], laid out for the kernel that
+// will use it: 16-column panels for the SIMD kernel, or transposed rows
+// ([out][in]) for the portable one.
+type matrix struct {
+	in, out int
+	panels  []uint16  // [out/16][in][16] IEEE float16 (SIMD kernel)
+	rows    []float32 // [out][in] (portable kernel)
 }
 
 type weights struct {
 	pieces []string
 	scores []float64
-	emb    []float32 // [8002][256]
+	emb    []uint16  // [8002][256] IEEE float16
 	timing []float32 // [128] inverse timescales
 	signal []float32 // [maxTokens][256] timing signal per position
 	layers [2]layer
-	headT  []float32 // [512][512]
+	head   matrix // 512 → 512, then tanh
 	headB  []float32
 }
 
@@ -96,8 +109,12 @@ func parseWeights(data []byte, want string) (*weights, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	tensors := map[string][]float32{}
-	shapes := map[string][]int{}
+	type rawTensor struct {
+		shape []int
+		f32   []byte // little-endian float32 values, or
+		f16   []byte // little-endian IEEE float16 values
+	}
+	tensors := map[string]rawTensor{}
 	nt := int(r.u32())
 	for i := 0; i < nt && r.err == nil; i++ {
 		name := string(r.bytes(int(r.u8())))
@@ -116,30 +133,16 @@ func parseWeights(data []byte, want string) (*weights, error) {
 		if size > len(data) {
 			return nil, fmt.Errorf("%w: tensor %q claims %d values, more than the file holds", errCorrupt, name, size)
 		}
-		vals := make([]float32, size)
+		t := rawTensor{shape: shape}
 		switch dtype {
 		case 1:
-			b := r.bytes(4 * size)
-			if r.err != nil {
-				break
-			}
-			for k := range vals {
-				vals[k] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*k:]))
-			}
+			t.f32 = r.bytes(4 * size)
 		case 2:
-			b := r.bytes(2 * size)
-			if r.err != nil {
-				break
-			}
-			ht := halfTable()
-			for k := range vals {
-				vals[k] = ht[binary.LittleEndian.Uint16(b[2*k:])]
-			}
+			t.f16 = r.bytes(2 * size)
 		default:
 			return nil, fmt.Errorf("%w: tensor %q has unknown dtype %d", errCorrupt, name, dtype)
 		}
-		tensors[name] = vals
-		shapes[name] = shape
+		tensors[name] = t
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -147,27 +150,60 @@ func parseWeights(data []byte, want string) (*weights, error) {
 	if r.off != len(data) {
 		return nil, fmt.Errorf("%w: %d trailing bytes after the last tensor", errCorrupt, len(data)-r.off)
 	}
-	get := func(name string, shape ...int) []float32 {
+	lookup := func(name string, shape []int) (rawTensor, bool) {
 		if r.err != nil {
-			return nil
+			return rawTensor{}, false
 		}
-		v, ok := tensors[name]
+		t, ok := tensors[name]
 		if !ok {
 			r.err = fmt.Errorf("%w: tensor %q missing", errCorrupt, name)
-			return nil
+			return t, false
 		}
-		got := shapes[name]
-		same := len(got) == len(shape)
+		same := len(t.shape) == len(shape)
 		for i := 0; same && i < len(shape); i++ {
-			same = got[i] == shape[i]
+			same = t.shape[i] == shape[i]
 		}
 		if !same {
-			r.err = fmt.Errorf("%w: tensor %q has shape %v, want %v", errCorrupt, name, got, shape)
+			r.err = fmt.Errorf("%w: tensor %q has shape %v, want %v", errCorrupt, name, t.shape, shape)
+			return t, false
+		}
+		return t, true
+	}
+	// get returns a tensor as float32 values.
+	get := func(name string, shape ...int) []float32 {
+		t, ok := lookup(name, shape)
+		if !ok {
 			return nil
+		}
+		if t.f16 != nil {
+			return halfsToFloats(t.f16)
+		}
+		v := make([]float32, len(t.f32)/4)
+		for k := range v {
+			v[k] = math.Float32frombits(binary.LittleEndian.Uint32(t.f32[4*k:]))
 		}
 		return v
 	}
-	w.emb = get("emb", embedRows, embDim)
+	// getHalf returns a float16 tensor's raw values.
+	getHalf := func(name string, shape ...int) []uint16 {
+		t, ok := lookup(name, shape)
+		if !ok {
+			return nil
+		}
+		if t.f16 == nil {
+			r.err = fmt.Errorf("%w: tensor %q is not float16", errCorrupt, name)
+			return nil
+		}
+		v := make([]uint16, len(t.f16)/2)
+		for k := range v {
+			v[k] = binary.LittleEndian.Uint16(t.f16[2*k:])
+		}
+		return v
+	}
+	getMatrix := func(name string, in, out int) matrix {
+		return newMatrix(getHalf(name, in, out), in, out)
+	}
+	w.emb = getHalf("emb", embedRows, embDim)
 	w.timing = get("timing", 1, timingHalf)
 	for l, d := range []int{embDim, modelDim} {
 		p := fmt.Sprintf("l%d.", l)
@@ -176,19 +212,19 @@ func parseWeights(data []byte, want string) (*weights, error) {
 		L.scale = float32(1 / math.Sqrt(float64(d/numHeads)))
 		L.ln1g = get(p+"ln1.g", d)
 		L.ln1b = get(p+"ln1.b", d)
-		L.qkvT = transpose(get(p+"qkv.w", d, 3*d), d, 3*d)
+		L.qkv = getMatrix(p+"qkv.w", d, 3*d)
 		L.qkvB = get(p+"qkv.b", 3*d)
-		L.outT = transpose(get(p+"out.w", d, modelDim), d, modelDim)
+		L.out = getMatrix(p+"out.w", d, modelDim)
 		L.outB = get(p+"out.b", modelDim)
 		if l == 0 {
-			L.resT = transpose(get(p+"res.w", embDim, modelDim), embDim, modelDim)
+			L.res = getMatrix(p+"res.w", embDim, modelDim)
 			L.resB = get(p+"res.b", modelDim)
 		}
 		L.ln2g = get(p+"ln2.g", modelDim)
 		L.ln2b = get(p+"ln2.b", modelDim)
-		L.ff1T = transpose(get(p+"ff1.w", modelDim, ffnDim), modelDim, ffnDim)
+		L.ff1 = getMatrix(p+"ff1.w", modelDim, ffnDim)
 		L.ff1B = get(p+"ff1.b", ffnDim)
-		L.ff2T = transpose(get(p+"ff2.w", ffnDim, modelDim), ffnDim, modelDim)
+		L.ff2 = getMatrix(p+"ff2.w", ffnDim, modelDim)
 		L.ff2B = get(p+"ff2.b", modelDim)
 	}
 	if w.timing != nil {
@@ -202,12 +238,36 @@ func parseWeights(data []byte, want string) (*weights, error) {
 			}
 		}
 	}
-	w.headT = transpose(get("head.w", modelDim, modelDim), modelDim, modelDim)
+	w.head = getMatrix("head.w", modelDim, modelDim)
 	w.headB = get("head.b", modelDim)
 	if r.err != nil {
 		return nil, r.err
 	}
 	return w, nil
+}
+
+// newMatrix lays out an [in][out] float16 weight for the active kernel.
+func newMatrix(w []uint16, in, out int) matrix {
+	m := matrix{in: in, out: out}
+	if w == nil {
+		return m
+	}
+	if hasSIMD && out%16 == 0 {
+		m.panels = make([]uint16, len(w))
+		for c := 0; c < in; c++ {
+			for j, v := range w[c*out : (c+1)*out] {
+				m.panels[(j/16)*in*16+c*16+j%16] = v
+			}
+		}
+		return m
+	}
+	ht := halfTable()
+	f := make([]float32, len(w))
+	for i, h := range w {
+		f[i] = ht[h]
+	}
+	m.rows = transpose(f, in, out)
+	return m
 }
 
 // transpose turns a rows x cols row-major matrix into cols x rows.
@@ -275,6 +335,16 @@ func (r *reader) u64() uint64 {
 		return 0
 	}
 	return binary.LittleEndian.Uint64(b)
+}
+
+// halfsToFloats decodes little-endian IEEE float16 values.
+func halfsToFloats(b []byte) []float32 {
+	ht := halfTable()
+	v := make([]float32, len(b)/2)
+	for k := range v {
+		v[k] = ht[binary.LittleEndian.Uint16(b[2*k:])]
+	}
+	return v
 }
 
 // halfTable maps every IEEE binary16 bit pattern to its float32 value.
