@@ -103,13 +103,19 @@ func (f *FS) stamp() int64 { return f.now().UnixNano() }
 // child returns the child of dir called name, and where it is or would be
 // inserted.
 func (dir *node) child(name string) (*node, int) {
-	i, ok := slices.BinarySearchFunc(dir.kids, name, func(n *node, name string) int {
-		return strings.Compare(n.name, name)
-	})
-	if ok {
-		return dir.kids[i], i
+	lo, hi := 0, len(dir.kids)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if dir.kids[m].name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return nil, i
+	if lo < len(dir.kids) && dir.kids[lo].name == name {
+		return dir.kids[lo], lo
+	}
+	return nil, lo
 }
 
 // find resolves the canonical path p. On failure it returns a sentinel:

@@ -362,3 +362,66 @@ func join(fs []semfstest.Failure) string {
 	}
 	return b.String()
 }
+
+// base forwards everything of memfs but Rename and OpenFile; noRename and
+// noOpenFile add back one of the two.
+type base struct{ m *memfs.FS }
+
+func (b base) Open(ctx context.Context, name string) (fs.File, error) { return b.m.Open(ctx, name) }
+func (b base) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	return b.m.Stat(ctx, name)
+}
+func (b base) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	return b.m.ReadDir(ctx, name)
+}
+func (b base) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
+	return b.m.WriteFile(ctx, name, data, perm)
+}
+func (b base) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
+	return b.m.Mkdir(ctx, name, perm)
+}
+func (b base) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
+	return b.m.MkdirAll(ctx, name, perm)
+}
+func (b base) Remove(ctx context.Context, name string) error    { return b.m.Remove(ctx, name) }
+func (b base) RemoveAll(ctx context.Context, name string) error { return b.m.RemoveAll(ctx, name) }
+
+type noRename struct{ base }
+
+func (b noRename) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMode) (semfs.RWFile, error) {
+	return b.m.OpenFile(ctx, name, flag, perm)
+}
+
+type noOpenFile struct{ base }
+
+func (b noOpenFile) Rename(ctx context.Context, oldname, newname string) error {
+	return b.m.Rename(ctx, oldname, newname)
+}
+
+func TestMissingCapabilities(t *testing.T) {
+	cases := []struct {
+		name   string
+		newFS  func() semfs.FS
+		opt    semfstest.Option
+		failed string // the case that fails without opt
+	}{
+		{"no Rename", func() semfs.FS { return noRename{base{memfs.New()}} }, semfstest.NoRename(), "Rename"},
+		{"no OpenFile", func() semfs.FS { return noOpenFile{base{memfs.New()}} }, semfstest.NoOpenFile(), "OpenFile"},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			newFS := func(semfstest.TB) semfs.FS { return c.newFS() }
+			if failures := semfstest.Check(newFS, c.opt, semfstest.Writers(2)); len(failures) > 0 {
+				t.Errorf("with the option declaring it, the suite fails:\n%s", join(failures))
+			}
+			failures := semfstest.Check(newFS, semfstest.Writers(2))
+			found := false
+			for _, f := range failures {
+				found = found || f.Case == c.failed
+			}
+			if !found {
+				t.Errorf("without the option, case %s passed; failures:\n%s", c.failed, join(failures))
+			}
+		})
+	}
+}

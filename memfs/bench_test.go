@@ -1,0 +1,131 @@
+package memfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/semfs/semfs/memfs"
+)
+
+func BenchmarkWriteRead(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			m := memfs.New()
+			data := pattern(size)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := m.WriteFile(ctx, "/dir/file", data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				got, err := m.ReadFile(ctx, "/dir/file")
+				if err != nil || len(got) != size {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadFileParallel reads 1 KiB files from every core at once.
+func BenchmarkReadFileParallel(b *testing.B) {
+	m := memfs.New()
+	for i := range 100 {
+		m.WriteFile(ctx, fmt.Sprintf("/d/f%03d", i), pattern(1<<10), 0o644)
+	}
+	b.SetBytes(1 << 10)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := m.ReadFile(ctx, fmt.Sprintf("/d/f%03d", i%100)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkStat(b *testing.B) {
+	m := memfs.New()
+	for i := range 10_000 {
+		m.WriteFile(ctx, fmt.Sprintf("/proj/src/d%02d/file-%05d.go", i/100, i), nil, 0o644)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Stat(ctx, "/proj/src/d42/file-04242.go"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadDir10k(b *testing.B) {
+	m := memfs.New()
+	for i := range 10_000 {
+		m.WriteFile(ctx, fmt.Sprintf("/big/file-%05d", i), nil, 0o644)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		entries, err := m.ReadDir(ctx, "/big")
+		if err != nil || len(entries) != 10_000 {
+			b.Fatal(len(entries), err)
+		}
+	}
+}
+
+// BenchmarkWriteAtMiddle writes 1 byte into the middle of a 16 MiB file.
+func BenchmarkWriteAtMiddle(b *testing.B) {
+	m := memfs.New()
+	m.WriteFile(ctx, "/big", pattern(16<<20), 0o644)
+	f, err := m.OpenFile(ctx, "/big", os.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		f.WriteAt([]byte{'x'}, 8<<20)
+	}
+}
+
+// BenchmarkSnapshotRestore snapshots and restores 10k files of 1 KiB.
+func BenchmarkSnapshotRestore(b *testing.B) {
+	m := memfs.New()
+	for i := range 10_000 {
+		m.WriteFile(ctx, fmt.Sprintf("/d%02d/f%05d", i/100, i), pattern(1<<10), 0o644)
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := m.Snapshot(ctx, &buf); err != nil {
+			b.Fatal(err)
+		}
+		if err := memfs.New().Restore(ctx, &buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}
+
+// BenchmarkMillionEmptyFiles builds a tree of 1M empty files (1000
+// directories of 1000) and reports the heap it holds after a GC.
+func BenchmarkMillionEmptyFiles(b *testing.B) {
+	const n = 1_000_000
+	for b.Loop() {
+		before := heapInuse()
+		m := memfs.New()
+		for i := range n {
+			if err := m.WriteFile(ctx, fmt.Sprintf("/d%04d/file-%07d.txt", i/1000, i), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		after := heapInuse()
+		runtime.KeepAlive(m)
+		b.ReportMetric(float64(after-before)/1e6, "MB-heap")
+		b.ReportMetric(float64(after-before)/n, "B/file")
+	}
+}
