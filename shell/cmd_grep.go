@@ -35,13 +35,13 @@ import (
 func init() { register("grep", cmdGrep) }
 
 type grepOpts struct {
-	invert, count, list, listNot, only, quiet, noMsg, text bool
-	number, recursive                                      bool
-	withName                                               int // -1 unset, 0 -h, 1 -H
-	max                                                    int64
-	before, after                                          int
-	context                                                bool
-	include, exclude, excludeDir                           []string
+	invert, count, list, listNot, only, quiet, noMsg, text, null bool
+	number, recursive                                            bool
+	withName                                                     int // -1 unset, 0 -h, 1 -H
+	max                                                          int64
+	before, after                                                int
+	context                                                      bool
+	include, exclude, excludeDir                                 []string
 }
 
 type grepper struct {
@@ -59,15 +59,20 @@ type grepper struct {
 
 func cmdGrep(c *call) int {
 	// -NUM is -C NUM.
-	for i, a := range c.args {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
 		if a == "--" {
 			break
+		}
+		if len(a) == 2 && strings.IndexByte("efmABC", a[1]) >= 0 && a[0] == '-' || a == "--regexp" || a == "--file" {
+			i++
+			continue
 		}
 		if len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9' && strings.Trim(a[1:], "0123456789") == "" {
 			c.args = append(append(append([]string{}, c.args[:i]...), "-C", a[1:]), c.args[i+1:]...)
 		}
 	}
-	o, ok := c.parse(optSpec{flags: "rRnilLcvwxEFGohHqsayI", valued: "mABCef", long: map[string]bool{
+	o, ok := c.parse(optSpec{flags: "rRnilLcvwxEFGohHqsayIZz", valued: "mABCef", long: map[string]bool{
 		"recursive": false, "dereference-recursive": false, "line-number": false, "ignore-case": false,
 		"files-with-matches": false, "files-without-match": false, "count": false, "invert-match": false,
 		"word-regexp": false, "line-regexp": false, "extended-regexp": false, "fixed-strings": false,
@@ -75,14 +80,14 @@ func cmdGrep(c *call) int {
 		"quiet": false, "silent": false, "no-messages": false, "text": false, "max-count": true,
 		"after-context": true, "before-context": true, "context": true, "regexp": true, "file": true,
 		"include": true, "exclude": true, "exclude-dir": true, "color": true, "colour": true,
-		"no-ignore-case": false,
+		"no-ignore-case": false, "null": false,
 	}, alias: map[string]string{
 		"recursive": "r", "dereference-recursive": "R", "line-number": "n", "ignore-case": "i",
 		"files-with-matches": "l", "files-without-match": "L", "count": "c", "invert-match": "v",
 		"word-regexp": "w", "line-regexp": "x", "extended-regexp": "E", "fixed-strings": "F",
 		"basic-regexp": "G", "only-matching": "o", "no-filename": "h", "with-filename": "H",
 		"quiet": "q", "silent": "q", "no-messages": "s", "text": "a", "max-count": "m",
-		"after-context": "A", "before-context": "B", "context": "C", "regexp": "e", "file": "f",
+		"null": "Z", "after-context": "A", "before-context": "B", "context": "C", "regexp": "e", "file": "f",
 	}})
 	if !ok {
 		return 2
@@ -127,6 +132,8 @@ func cmdGrep(c *call) int {
 			g.o.noMsg = true
 		case "a":
 			g.o.text = true
+		case "Z":
+			g.o.null = true
 		case "m":
 			n, err := strconv.ParseInt(x.val, 10, 64)
 			if err != nil {
@@ -182,6 +189,10 @@ func cmdGrep(c *call) int {
 	}
 	if g.o.max == 0 {
 		return 1
+	}
+	if g.o.only {
+		// GNU grep prints no context lines with -o.
+		g.o.context, g.o.before, g.o.after = false, 0, 0
 	}
 	defaultDot := false
 	if len(args) == 0 {
@@ -246,6 +257,7 @@ func (g *grepper) compile(patterns []string, extended bool) error {
 	if g.line {
 		src = "^(?:" + src + ")$"
 	}
+	src = "(?m)" + src
 	if g.icase {
 		src = "(?i)" + src
 	}
@@ -369,9 +381,6 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 		r.emit(f)
 		return
 	}
-	if !r.included(a, false) {
-		return
-	}
 	p, info, err := c.stat(a)
 	if err != nil {
 		if !g.o.noMsg {
@@ -381,6 +390,9 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 		return
 	}
 	if !info.IsDir() {
+		if !r.included(a, false) {
+			return
+		}
 		r.files([]*grepFile{{name: a, p: p, info: info}})
 		return
 	}
@@ -648,7 +660,11 @@ func (g *grepper) file(f *grepFile, data []byte) {
 	prefix := func(lineNo int, sep byte) {
 		if showName {
 			w.WriteString(f.name)
-			w.WriteByte(sep)
+			if o.null {
+				w.WriteByte(0)
+			} else {
+				w.WriteByte(sep)
+			}
 		}
 		if o.number {
 			w.WriteString(strconv.Itoa(lineNo))
@@ -687,6 +703,9 @@ func (g *grepper) file(f *grepFile, data []byte) {
 			ls := pos + bytes.LastIndexByte(data[pos:pos+loc[0]], '\n') + 1
 			lineNo += bytes.Count(data[pos:ls], []byte{'\n'})
 			pos = ls
+			if pos >= len(data) {
+				break // an empty match after the final newline is no line
+			}
 		}
 		end := bytes.IndexByte(data[pos:], '\n')
 		next := 0
@@ -769,21 +788,20 @@ func (g *grepper) file(f *grepFile, data []byte) {
 	case o.count:
 		if showName {
 			w.WriteString(f.name)
-			w.WriteByte(':')
+			if o.null {
+				w.WriteByte(0)
+			} else {
+				w.WriteByte(':')
+			}
 		}
 		w.WriteString(strconv.FormatInt(count, 10))
 		w.WriteByte('\n')
-	case o.list:
-		if count > 0 {
-			w.WriteString(f.name + "\n")
+	case o.list && count > 0, o.listNot && count == 0:
+		w.WriteString(f.name)
+		if o.null {
+			w.WriteByte(0)
+		} else {
+			w.WriteByte('\n')
 		}
-	case o.listNot:
-		if count == 0 {
-			w.WriteString(f.name + "\n")
-		}
-	}
-	if o.listNot {
-		// GNU grep 3.5+: -L succeeds when it lists a file.
-		f.sel = count == 0
 	}
 }

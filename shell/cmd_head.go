@@ -18,9 +18,14 @@ func init() {
 
 func headTail(c *call, tail bool) int {
 	// The obsolete "-5" form means "-n 5".
-	for i, a := range c.args {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
 		if a == "--" {
 			break
+		}
+		if a == "-n" || a == "-c" || a == "--lines" || a == "--bytes" {
+			i++
+			continue
 		}
 		if len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9' {
 			c.args = append(append(append([]string{}, c.args[:i]...), "-n", a[1:]), c.args[i+1:]...)

@@ -126,7 +126,7 @@ func (f lsFlags) sort(ents []lsEntry) {
 		var less, more bool
 		switch {
 		case f.bySize:
-			less, more = a.info.Size() > b.info.Size(), a.info.Size() < b.info.Size()
+			less, more = diskSize(a.info) > diskSize(b.info), diskSize(a.info) < diskSize(b.info)
 		case f.byTime:
 			ta, tb := a.info.ModTime(), b.info.ModTime()
 			less, more = ta.After(tb), ta.Before(tb)

@@ -47,7 +47,10 @@ func cmdTree(c *call) int {
 			continue
 		}
 		c.out.WriteString(a + "\n")
-		dirs++
+		// tree 2.x counts the top directory only when it lists something.
+		if c.treeHasEntries(p, o.has("a"), o.has("d")) {
+			dirs++
+		}
 		c.treeDir(p, "", 1, level, o.has("a"), o.has("d"), &dirs, &files)
 	}
 	if !o.has("noreport") {
@@ -86,7 +89,7 @@ func (c *call) treeDir(p, indent string, depth, level int, all, dirsOnly bool, d
 	}
 	for i, fi := range shown {
 		last := i == len(shown)-1
-		branch, next := "├── ", "│   "
+		branch, next := "├── ", "│\u00a0\u00a0 "
 		if last {
 			branch, next = "└── ", "    "
 		}
@@ -100,4 +103,14 @@ func (c *call) treeDir(p, indent string, depth, level int, all, dirsOnly bool, d
 			*files++
 		}
 	}
+}
+
+func (c *call) treeHasEntries(p string, all, dirsOnly bool) bool {
+	infos, _ := c.readDir(p)
+	for _, fi := range infos {
+		if (all || !strings.HasPrefix(fi.Name(), ".")) && (!dirsOnly || fi.IsDir()) {
+			return true
+		}
+	}
+	return false
 }

@@ -43,17 +43,13 @@ func cmdWc(c *call) int {
 	width := 1
 	if !(len(args) == 1 && nCounts == 1) {
 		minW, total := 1, int64(0)
-		for i, a := range args {
+		for _, a := range args {
 			if a == "-" {
 				minW = 7
 				continue
 			}
 			_, info, err := c.stat(a)
 			if err != nil {
-				if i == 0 {
-					minW, total = 1, 0
-					break
-				}
 				continue
 			}
 			if !info.Mode().IsRegular() {
