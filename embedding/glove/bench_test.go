@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // shortTexts are the calibration sentences and tag strings: 2 to 15 words.
@@ -108,12 +109,14 @@ func TestLoadCost(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	rssBefore := rssKB(t)
+	start := time.Now()
 	m := load(t)
+	took := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	rssAfter := rssKB(t)
 	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	t.Logf("heap +%.2f MB, resident +%.2f MB (weights file %.2f MB), %d words", float64(heap)/1e6, float64(rssAfter-rssBefore)/1e3, float64(len(weights))/1e6, m.count)
+	t.Logf("first Load %v: heap +%.2f MB, resident +%.2f MB (weights file %.2f MB), %d words", took, float64(heap)/1e6, float64(rssAfter-rssBefore)/1e3, float64(len(weights))/1e6, m.count)
 	// offsets + weights (8 bytes a word) + a half-full table of uint32.
 	if limit := int64(16*m.count + 1<<20); heap > limit {
 		t.Errorf("loading allocated %d heap bytes, want at most %d: rows must stay in the embedded bytes", heap, limit)
