@@ -9,16 +9,35 @@ apt_install() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" != 0 ]; then
-		echo "need root to install: ${missing[*]}" >&2
+		echo "deps: need root to install: ${missing[*]}" >&2
 		return 1
 	fi
 	if [ -z "$apt_updated" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq
 		apt_updated=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	echo "deps: apt-get install ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# versitygw is the S3-compatible server the object-store tests start.
+install_versitygw() {
+	local bin
+	bin="$(go env GOPATH)/bin/versitygw"
+	if [ ! -x "$bin" ]; then
+		echo "deps: go install versitygw@v1.8.0 (about 3 minutes on 2 cores)"
+		GOFLAGS= go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+	fi
+	export SEMFS_TEST_VERSITYGW="$bin"
 }
 
 install_test_deps() {
-	apt_install fuse3 git ca-certificates
+	# fuse3: fusermount3 and /dev/fuse handling for the FUSE mount tests.
+	# postgresql: the server the PostgreSQL index tests start (initdb as postgres).
+	# grep/findutils/coreutils/bash: the GNU tools the shell's differential tests compare with.
+	apt_install fuse3 postgresql grep findutils coreutils bash git ca-certificates
+	if [ -e /dev/fuse ]; then :; else
+		echo "deps: /dev/fuse is missing on this machine; FUSE tests will skip and say so" >&2
+	fi
+	install_versitygw
 }
