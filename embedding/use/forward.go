@@ -23,6 +23,9 @@ import (
 type scratch struct {
 	x, h, qkv, att, ff, tmp []float32
 	probs                   []float32
+	// workers > 1 lets each matrix product use that many goroutines; Embed
+	// sets it when a call has too little work to give each core a chunk.
+	workers int
 }
 
 func grow(b []float32, n int) []float32 {
@@ -40,13 +43,17 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 		offs[i+1] = offs[i] + len(q)
 	}
 	n := offs[len(seqs)]
-	s.x = grow(s.x, n*modelDim)
-	s.h = grow(s.h, n*modelDim)
-	s.qkv = grow(s.qkv, n*3*modelDim)
-	s.att = grow(s.att, n*modelDim)
-	s.ff = grow(s.ff, n*ffnDim)
-	s.tmp = grow(s.tmp, n*modelDim)
+	// Room for 5 rows beyond n (and beyond the number of texts): linear
+	// then runs whole 6-row blocks.
+	rows := max(n, len(seqs)) + 5
+	s.x = grow(s.x, rows*modelDim)
+	s.h = grow(s.h, rows*modelDim)
+	s.qkv = grow(s.qkv, rows*3*modelDim)
+	s.att = grow(s.att, rows*modelDim)
+	s.ff = grow(s.ff, rows*ffnDim)
+	s.tmp = grow(s.tmp, rows*modelDim)
 	s.probs = grow(s.probs, maxTokens)
+	par := s.workers
 
 	// Token embeddings plus timing signal, 256 wide, into tmp.
 	x0 := s.tmp[:n*embDim]
@@ -68,13 +75,13 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 	h := s.h[:n*embDim]
 	layerNorm(h, x0, n, embDim, L.ln1g, L.ln1b)
 	qkv := s.qkv[:n*3*embDim]
-	linear(qkv, h, n, &L.qkv, L.qkvB, false)
+	linear(qkv, h, n, &L.qkv, L.qkvB, false, par)
 	att := s.att[:n*embDim]
 	attention(att, qkv, offs, embDim, L.scale, s.probs)
 	x := s.x[:n*modelDim]
-	linear(x, att, n, &L.out, L.outB, false)
+	linear(x, att, n, &L.out, L.outB, false, par)
 	res := s.h[:n*modelDim] // h is free again
-	linear(res, x0, n, &L.res, L.resB, false)
+	linear(res, x0, n, &L.res, L.resB, false, par)
 	for i := range x {
 		x[i] += res[i]
 	}
@@ -85,10 +92,10 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 	h = s.h[:n*modelDim]
 	layerNorm(h, x, n, modelDim, L.ln1g, L.ln1b)
 	qkv = s.qkv[:n*3*modelDim]
-	linear(qkv, h, n, &L.qkv, L.qkvB, false)
+	linear(qkv, h, n, &L.qkv, L.qkvB, false, par)
 	att = s.att[:n*modelDim]
 	attention(att, qkv, offs, modelDim, L.scale, s.probs)
-	linear(x, att, n, &L.out, L.outB, true)
+	linear(x, att, n, &L.out, L.outB, true, par)
 	ffn(s, x, n, L)
 
 	// Mean pooling, tanh projection, L2 normalisation.
@@ -108,7 +115,7 @@ func (w *weights) forward(s *scratch, seqs [][]int32, out [][]float32) {
 		}
 	}
 	y := s.tmp[:len(seqs)*modelDim]
-	linear(y, pooled, len(seqs), &w.head, w.headB, false)
+	linear(y, pooled, len(seqs), &w.head, w.headB, false, par)
 	for si := range seqs {
 		row := y[si*modelDim : (si+1)*modelDim]
 		var ss float32
@@ -130,13 +137,13 @@ func ffn(s *scratch, x []float32, n int, L *layer) {
 	h := s.h[:n*modelDim]
 	layerNorm(h, x, n, modelDim, L.ln2g, L.ln2b)
 	f := s.ff[:n*ffnDim]
-	linear(f, h, n, &L.ff1, L.ff1B, false)
+	linear(f, h, n, &L.ff1, L.ff1B, false, s.workers)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
-	linear(x, f, n, &L.ff2, L.ff2B, true)
+	linear(x, f, n, &L.ff2, L.ff2B, true, s.workers)
 }
 
 // layerNorm normalises each of the n rows of src (width d) into dst.

@@ -1,14 +1,21 @@
 package use
 
+import "sync"
+
 // linear computes dst[i] = a[i]·W + b for the n rows of a (width m.in,
-// dst width m.out), or adds that to dst when acc is set.
+// dst width m.out), or adds that to dst when acc is set. workers > 1 splits
+// the output columns among that many goroutines (for small batches, where
+// the time goes to streaming the weights).
 //
-// With AVX2+FMA the weights are packed in panels of 16 output columns and an
-// assembly kernel computes 6 rows x 16 columns per call in 12 vector
+// With AVX2+FMA+F16C the weights are float16 panels of 16 output columns and
+// an assembly kernel computes 6 rows x 16 columns per call in 12 vector
 // accumulators, broadcasting one input value per row and step: every weight
-// loaded is used 6 times and no horizontal sums are needed. A panel
-// (in x 16 floats) stays in cache while all row blocks pass over it.
-func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool) {
+// loaded is used 6 times and no horizontal sums are needed. A panel stays in
+// cache while all row blocks pass over it. When a and dst have capacity for
+// the rows up to the next multiple of 6, linear zeroes those extra rows of a
+// and lets the kernel write junk into those of dst, so even a short text
+// runs in full 6-row blocks.
+func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool, workers int) {
 	if n == 0 {
 		return
 	}
@@ -30,16 +37,40 @@ func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool) {
 			copy(row, b[:k])
 		}
 	}
-	for p := 0; p < k/16; p++ {
-		wp := &m.panels[p*d*16]
-		i := 0
-		for ; i+6 <= n; i += 6 {
-			gemm6x16(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
-		}
-		for ; i < n; i++ {
-			gemm1x16(&a[i*d], wp, d, &dst[i*k+p*16])
+	full := n / 6 * 6
+	if n6 := full + 6; n%6 != 0 && cap(a) >= n6*d && cap(dst) >= n6*k {
+		a = a[:n6*d]
+		clear(a[n*d:])
+		dst = dst[:n6*k]
+		full = n6
+	}
+	panels := k / 16
+	run := func(p0, p1 int) {
+		for p := p0; p < p1; p++ {
+			wp := &m.panels[p*d*16]
+			i := 0
+			for ; i < full; i += 6 {
+				gemm6x16(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
+			}
+			for ; i < n; i++ {
+				gemm1x16(&a[i*d], wp, d, &dst[i*k+p*16])
+			}
 		}
 	}
+	if workers <= 1 || panels < 2*workers {
+		run(0, panels)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(w*panels/workers, (w+1)*panels/workers)
+		}()
+	}
+	run(0, panels/workers)
+	wg.Wait()
 }
 
 // linearGo is the portable kernel over transposed weights wT [k][d]:

@@ -137,10 +137,13 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		mid := len(seqs) / 2
 		chunks = []chunk{{0, mid}, {mid, len(seqs)}}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(chunks))
+	procs := runtime.GOMAXPROCS(0)
+	workers := min(procs, len(chunks))
 	if workers <= 1 {
 		s := m.pool.Get().(*scratch)
 		defer m.pool.Put(s)
+		s.workers = procs // a single chunk: split its matrix products instead
+		defer func() { s.workers = 1 }()
 		for _, c := range chunks {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("use: embedding interrupted: %w", err)
