@@ -129,3 +129,20 @@ func BenchmarkMillionEmptyFiles(b *testing.B) {
 		b.ReportMetric(float64(after-before)/n, "B/file")
 	}
 }
+
+// BenchmarkRandomInserts100k creates 100k files in random name order in one
+// directory.
+func BenchmarkRandomInserts100k(b *testing.B) {
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("/big/%08x", uint32(i)*2654435761)
+	}
+	for b.Loop() {
+		m := memfs.New()
+		for _, n := range names {
+			if err := m.WriteFile(ctx, n, nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -63,7 +63,7 @@ var (
 // million files is a million nodes.
 type node struct {
 	name   string      // base name; "" for the root
-	kids   []*node     // directories: children sorted by name
+	kids   [][]*node   // directories: children sorted by name, in blocks (dir.go)
 	chunks []*chunk    // files: contents, see file.go
 	size   int64       // files: length in bytes
 	mtime  int64       // Unix nanoseconds
@@ -99,24 +99,6 @@ func FromMap(files map[string]string) *FS {
 }
 
 func (f *FS) stamp() int64 { return f.now().UnixNano() }
-
-// child returns the child of dir called name, and where it is or would be
-// inserted.
-func (dir *node) child(name string) (*node, int) {
-	lo, hi := 0, len(dir.kids)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if dir.kids[m].name < name {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(dir.kids) && dir.kids[lo].name == name {
-		return dir.kids[lo], lo
-	}
-	return nil, lo
-}
 
 // find resolves the canonical path p. On failure it returns a sentinel:
 // ErrNotExist if an element is missing, ErrNotDir if one before the last is
@@ -156,29 +138,31 @@ func (f *FS) parent(p string) (*node, string, error) {
 	return d, name, nil
 }
 
-// insert adds c to dir at position i (as returned by child).
-func (f *FS) insert(dir *node, i int, c *node) {
-	dir.kids = slices.Insert(dir.kids, i, c)
+// insert adds c to dir at s (as returned by child).
+func (f *FS) insert(dir *node, s slot, c *node) {
+	dir.insertAt(s, c)
 	dir.mtime = c.mtime
 }
 
-// detach removes the child at position i of dir, marking its subtree gone
-// and taking its bytes out of the total.
-func (f *FS) detach(dir *node, i int) {
-	c := dir.kids[i]
-	dir.kids = slices.Delete(dir.kids, i, i+1)
+// detach removes the child c at s of dir, marking its subtree gone and
+// taking its bytes out of the total.
+func (f *FS) detach(dir *node, s slot, c *node) {
+	dir.deleteAt(s)
 	dir.mtime = f.stamp()
-	var bytes int64
-	var mark func(n *node)
-	mark = func(n *node) {
-		n.gone = true
-		bytes += n.size
-		for _, k := range n.kids {
-			mark(k)
+	f.total.Add(-markGone(c))
+}
+
+// markGone marks the subtree at n as removed from the tree and returns the
+// bytes its files held.
+func markGone(n *node) int64 {
+	n.gone = true
+	bytes := n.size
+	for _, blk := range n.kids {
+		for _, c := range blk {
+			bytes += markGone(c)
 		}
 	}
-	mark(c)
-	f.total.Add(-bytes)
+	return bytes
 }
 
 // mkdirs creates the missing directories of canonical path p, which must
@@ -250,10 +234,15 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if !n.isDir() {
 		return nil, semfs.PathErr("readdir", p, semfs.ErrNotDir, "")
 	}
-	infos := make([]fileInfo, len(n.kids))
-	out := make([]fs.DirEntry, len(n.kids))
-	for i, c := range n.kids {
-		infos[i] = infoOf(c)
+	count := n.count()
+	infos := make([]fileInfo, 0, count)
+	out := make([]fs.DirEntry, count)
+	for _, blk := range n.kids {
+		for _, c := range blk {
+			infos = append(infos, infoOf(c))
+		}
+	}
+	for i := range infos {
 		out[i] = &infos[i]
 	}
 	return out, nil
@@ -312,14 +301,14 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return semfs.PathErr("remove", p, err, "")
 	}
-	c, i := dir.child(base)
+	c, s := dir.child(base)
 	if c == nil {
 		return semfs.PathErr("remove", p, semfs.ErrNotExist, "")
 	}
-	if len(c.kids) > 0 {
+	if !c.empty() {
 		return semfs.PathErr("remove", p, semfs.ErrNotEmpty, "")
 	}
-	f.detach(dir, i)
+	f.detach(dir, s, c)
 	return nil
 }
 
@@ -333,9 +322,13 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p == "/" {
-		for len(f.root.kids) > 0 {
-			f.detach(f.root, len(f.root.kids)-1)
+		for _, blk := range f.root.kids {
+			for _, c := range blk {
+				f.total.Add(-markGone(c))
+			}
 		}
+		f.root.kids = nil
+		f.root.mtime = f.stamp()
 		return nil
 	}
 	dir, base, err := f.parent(p)
@@ -345,8 +338,8 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if err != nil {
 		return semfs.PathErr("removeall", p, err, "")
 	}
-	if c, i := dir.child(base); c != nil {
-		f.detach(dir, i)
+	if c, s := dir.child(base); c != nil {
+		f.detach(dir, s, c)
 	}
 	return nil
 }
@@ -371,7 +364,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err != nil {
 		return semfs.PathErr("rename", o, err, "")
 	}
-	src, oi := odir.child(obase)
+	src, _ := odir.child(obase)
 	if src == nil {
 		return semfs.PathErr("rename", o, semfs.ErrNotExist, "")
 	}
@@ -385,26 +378,24 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err != nil {
 		return semfs.PathErr("rename", n, err, "")
 	}
-	dst, ni := ndir.child(nbase)
+	dst, ns := ndir.child(nbase)
 	if dst != nil {
 		switch {
 		case src.isDir() && !dst.isDir():
 			return semfs.PathErr("rename", n, semfs.ErrNotDir, "cannot replace a file with a directory")
 		case !src.isDir() && dst.isDir():
 			return semfs.PathErr("rename", n, semfs.ErrIsDir, "cannot replace a directory with a file")
-		case dst.isDir() && len(dst.kids) > 0:
+		case dst.isDir() && !dst.empty():
 			return semfs.PathErr("rename", n, semfs.ErrNotEmpty, "")
 		}
-		f.detach(ndir, ni)
-		if ndir == odir && ni < oi {
-			oi--
-		}
+		f.detach(ndir, ns, dst)
 	}
-	odir.kids = slices.Delete(odir.kids, oi, oi+1)
+	_, at := odir.child(obase) // the detach may have moved it
+	odir.deleteAt(at)
 	odir.mtime = f.stamp()
 	src.name = nbase
-	_, ni = ndir.child(nbase)
-	f.insert(ndir, ni, src)
+	_, ns = ndir.child(nbase)
+	ndir.insertAt(ns, src)
 	ndir.mtime = f.stamp()
 	return nil
 }
@@ -445,7 +436,7 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 // among its siblings as name+"/" would: visiting children in that order
 // yields sorted paths without a final sort.
 func collect(dir *node, p string, out []string) []string {
-	kids := dir.kids
+	kids := dir.children()
 	needSort := false
 	for i := 1; i < len(kids); i++ {
 		if kids[i-1].isDir() && strings.HasPrefix(kids[i].name, kids[i-1].name) {
@@ -454,7 +445,6 @@ func collect(dir *node, p string, out []string) []string {
 		}
 	}
 	if needSort {
-		kids = slices.Clone(kids)
 		slices.SortFunc(kids, func(a, b *node) int { return strings.Compare(sortKey(a), sortKey(b)) })
 	}
 	for _, c := range kids {

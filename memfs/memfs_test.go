@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -354,4 +355,71 @@ func heapInuse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
+}
+
+// TestLargeDirectory exercises the block structure of big directories:
+// random inserts, removes and renames, checked against a model.
+func TestLargeDirectory(t *testing.T) {
+	m := memfs.New()
+	rng := rand.New(rand.NewPCG(1, 2))
+	model := map[string]bool{}
+	name := func() string { return fmt.Sprintf("n%06d", rng.IntN(1_000_000)) }
+	check := func(step string) {
+		t.Helper()
+		want := slices.Sorted(maps.Keys(model))
+		entries, err := m.ReadDir(ctx, "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]string, len(entries))
+		for i, e := range entries {
+			got[i] = e.Name()
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("after %s: ReadDir has %d names, model %d; equal %v", step, len(got), len(want), slices.Equal(got, want))
+		}
+		for _, n := range want[:min(len(want), 50)] {
+			if _, err := m.Stat(ctx, "/big/"+n); err != nil {
+				t.Fatalf("after %s: Stat(%s): %v", step, n, err)
+			}
+		}
+	}
+	for range 5000 {
+		n := name()
+		m.WriteFile(ctx, "/big/"+n, nil, 0o644)
+		model[n] = true
+	}
+	check("random inserts")
+	for range 2000 {
+		n := name()
+		err := m.Remove(ctx, "/big/"+n)
+		if model[n] != (err == nil) {
+			t.Fatalf("Remove(%s) = %v; model says present=%v", n, err, model[n])
+		}
+		delete(model, n)
+	}
+	check("random removes")
+	for range 1000 {
+		from, to := name(), name()
+		err := m.Rename(ctx, "/big/"+from, "/big/"+to)
+		if model[from] != (err == nil) {
+			t.Fatalf("Rename(%s, %s) = %v; model says present=%v", from, to, err, model[from])
+		}
+		if err == nil && from != to {
+			delete(model, from)
+			model[to] = true
+		}
+	}
+	check("random renames")
+	keys := slices.Sorted(maps.Keys(model))
+	for _, n := range keys {
+		if err := m.Remove(ctx, "/big/"+n); err != nil {
+			t.Fatal(err)
+		}
+		delete(model, n)
+	}
+	check("removing everything in order")
+	if err := m.Remove(ctx, "/big"); err != nil {
+		t.Fatalf("Remove of the emptied directory: %v", err)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"slices"
 
 	"github.com/semfs/semfs"
 )
@@ -58,7 +57,7 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 	var entries []snapEntry
 	var walk func(n *node, p string)
 	walk = func(n *node, p string) {
-		for _, c := range n.kids {
+		for _, c := range n.children() {
 			cp := semfs.Join(p, c.name)
 			e := snapEntry{path: cp, mode: c.mode, mtime: c.mtime, size: c.size}
 			if !c.isDir() && len(c.chunks) > 0 {
@@ -140,16 +139,7 @@ func (f *FS) Restore(ctx context.Context, r io.Reader) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var mark func(n *node)
-	mark = func(n *node) {
-		n.gone = true
-		for _, c := range n.kids {
-			mark(c)
-		}
-	}
-	for _, c := range f.root.kids {
-		mark(c)
-	}
+	markGone(f.root)
 	f.root = nf.root
 	f.total.Store(nf.total.Load())
 	return nil
@@ -256,7 +246,7 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 			n.size = int64(size)
 			total += size
 		}
-		dir.kids = slices.Insert(dir.kids, i, n)
+		dir.insertAt(i, n)
 		count++
 	}
 	wantCount, err1 := binary.ReadUvarint(hr)
