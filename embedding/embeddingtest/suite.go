@@ -1,0 +1,181 @@
+package embeddingtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/semfs/semfs/embedding"
+)
+
+// Harness gives TestStore a fresh, empty store and a way to change its rows,
+// which embedding.Store itself cannot do (rows come from the index).
+type Harness struct {
+	Store embedding.Store
+	// Put adds a row or changes its text; a changed text makes its vector
+	// stale, an unchanged one keeps it.
+	Put func(space, key, text string)
+}
+
+// TestStore checks that an embedding.Store has the semantics the engine
+// relies on: paging by key, counting, ignoring vectors for changed text,
+// wiping one space only, iteration with error propagation, and a full
+// marker reset plus drain through EnsureModel and Worker. Index stores run
+// it from their tests with a fresh store per call of open:
+//
+//	embeddingtest.TestStore(t, func(t *testing.T) embeddingtest.Harness { ... })
+func TestStore(t *testing.T, open func(t *testing.T) Harness) {
+	ctx := context.Background()
+	keys := func(ps []embedding.Pending) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Key)
+		}
+		return out
+	}
+	vec := func(x float32) []float32 { return []float32{x, 1 - x, 0.5} }
+
+	t.Run("paging", func(t *testing.T) {
+		h := open(t)
+		for _, k := range []string{"c", "a", "e", "b", "d"} {
+			h.Put("tags", k, "text "+k)
+		}
+		h.Put("content", "a", "other space")
+		got, err := h.Store.NeedingEmbedding(ctx, "tags", "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(keys(got)) != "[a b]" || got[0].Text != "text a" {
+			t.Errorf("first page %+v, want a and b with their texts", got)
+		}
+		got, _ = h.Store.NeedingEmbedding(ctx, "tags", "b", 10)
+		if fmt.Sprint(keys(got)) != "[c d e]" {
+			t.Errorf("page after b: %v, want [c d e]", keys(got))
+		}
+		got, _ = h.Store.NeedingEmbedding(ctx, "tags", "e", 10)
+		if len(got) != 0 {
+			t.Errorf("page after the last key: %v, want empty", keys(got))
+		}
+		if n, err := h.Store.CountNeedingEmbedding(ctx, "tags"); n != 5 || err != nil {
+			t.Errorf("count %d, %v; want 5", n, err)
+		}
+		if n, _ := h.Store.CountNeedingEmbedding(ctx, "nothing-here"); n != 0 {
+			t.Errorf("count of an unused space %d, want 0", n)
+		}
+	})
+
+	t.Run("set and stale", func(t *testing.T) {
+		h := open(t)
+		h.Put("tags", "a", "one")
+		h.Put("tags", "b", "two")
+		if err := h.Store.SetEmbedding(ctx, "tags", "a", "one", vec(0.1)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := h.Store.NeedingEmbedding(ctx, "tags", "", 10)
+		if fmt.Sprint(keys(got)) != "[b]" {
+			t.Errorf("needing after setting a: %v, want [b]", keys(got))
+		}
+		// The text changed while b was being embedded: the vector is for
+		// the old text and must be ignored.
+		h.Put("tags", "b", "two, edited")
+		if err := h.Store.SetEmbedding(ctx, "tags", "b", "two", vec(0.2)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = h.Store.NeedingEmbedding(ctx, "tags", "", 10)
+		if len(got) != 1 || got[0].Text != "two, edited" {
+			t.Errorf("needing %+v, want b with its new text", got)
+		}
+		// Putting the same text again keeps a fresh vector.
+		h.Put("tags", "a", "one")
+		if n, _ := h.Store.CountNeedingEmbedding(ctx, "tags"); n != 1 {
+			t.Errorf("count %d after re-putting an unchanged text, want 1", n)
+		}
+		// Changing it makes it stale.
+		h.Put("tags", "a", "uno")
+		if n, _ := h.Store.CountNeedingEmbedding(ctx, "tags"); n != 2 {
+			t.Errorf("count %d after changing a's text, want 2", n)
+		}
+	})
+
+	t.Run("wipe and vectors", func(t *testing.T) {
+		h := open(t)
+		for i, k := range []string{"a", "b", "c"} {
+			h.Put("tags", k, k)
+			h.Put("content", k, k)
+			if err := h.Store.SetEmbedding(ctx, "tags", k, k, vec(float32(i))); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Store.SetEmbedding(ctx, "content", k, k, vec(float32(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var seen []string
+		err := h.Store.Vectors(ctx, "tags", func(k string, v []float32) error {
+			i := slices.Index([]string{"a", "b", "c"}, k)
+			if i < 0 || !slices.Equal(v, vec(float32(i))) {
+				return fmt.Errorf("key %q has vector %v", k, v)
+			}
+			seen = append(seen, k)
+			return nil
+		})
+		slices.Sort(seen)
+		if err != nil || fmt.Sprint(seen) != "[a b c]" {
+			t.Errorf("Vectors saw %v, %v; want a, b, c with their vectors", seen, err)
+		}
+		stop := errors.New("stop")
+		calls := 0
+		err = h.Store.Vectors(ctx, "tags", func(string, []float32) error { calls++; return stop })
+		if !errors.Is(err, stop) || calls != 1 {
+			t.Errorf("Vectors with a failing callback: %v after %d calls, want the callback's error after 1", err, calls)
+		}
+		if err := h.Store.WipeVectors(ctx, "tags"); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := h.Store.CountNeedingEmbedding(ctx, "tags"); n != 3 {
+			t.Errorf("after wipe, %d tags rows need vectors, want 3", n)
+		}
+		if n, _ := h.Store.CountNeedingEmbedding(ctx, "content"); n != 0 {
+			t.Errorf("wiping tags touched content: %d rows need vectors", n)
+		}
+		calls = 0
+		h.Store.Vectors(ctx, "tags", func(string, []float32) error { calls++; return nil })
+		if calls != 0 {
+			t.Errorf("after wipe, Vectors saw %d tags vectors", calls)
+		}
+	})
+
+	t.Run("reset and drain", func(t *testing.T) {
+		h := open(t)
+		for i := range 30 {
+			h.Put(embedding.SpaceTags, fmt.Sprintf("k%02d", i), fmt.Sprintf("row %d about %d", i, i%5))
+		}
+		dir := t.TempDir()
+		oldModel, newModel := &Embedder{Dims: 16}, &Embedder{Dims: 24}
+		spaces := func(e embedding.Embedder) map[string]embedding.Embedder {
+			return map[string]embedding.Embedder{embedding.SpaceTags: e}
+		}
+		for _, e := range []*Embedder{oldModel, newModel} {
+			rep, err := embedding.EnsureModel(ctx, dir, h.Store, spaces(e))
+			if err != nil || len(rep.Owed()) != 0 {
+				t.Fatalf("EnsureModel: %+v, %v", rep, err)
+			}
+			w := &embedding.Worker{Store: h.Store, Space: embedding.SpaceTags, Embedder: e, Batch: 7, Logger: slog.New(slog.DiscardHandler)}
+			if st, err := w.Drain(ctx); err != nil || st.Embedded != 30 || st.Remaining != 0 {
+				t.Fatalf("drain with the %d-dim model: %+v, %v", e.Dims, st, err)
+			}
+			n := 0
+			h.Store.Vectors(ctx, embedding.SpaceTags, func(_ string, v []float32) error {
+				if len(v) == e.Dims {
+					n++
+				}
+				return nil
+			})
+			if n != 30 {
+				t.Errorf("%d of 30 vectors come from the %d-dim model", n, e.Dims)
+			}
+		}
+	})
+}
