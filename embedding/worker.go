@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -158,6 +159,7 @@ func (w *Worker) Drain(ctx context.Context) (Stats, error) {
 }
 
 func (w *Worker) pass(ctx context.Context, st *Stats) error {
+	dims := w.Embedder.Info().Dims
 	after := ""
 	for {
 		rows, err := w.Store.NeedingEmbedding(ctx, w.Space, after, w.batch())
@@ -193,6 +195,11 @@ func (w *Worker) pass(ctx context.Context, st *Stats) error {
 			if vecs[i] == nil {
 				continue
 			}
+			if len(vecs[i]) != dims {
+				st.Failed++
+				w.logger().Warn("embedding: model returned a vector of the wrong size; row skipped", "space", w.Space, "key", r.Key, "got", len(vecs[i]), "want", dims)
+				continue
+			}
 			if err := w.Store.SetEmbedding(ctx, w.Space, r.Key, r.Text, vecs[i]); err != nil {
 				return err
 			}
@@ -206,6 +213,9 @@ func (w *Worker) pass(ctx context.Context, st *Stats) error {
 // error; the caller carries on, since the row stays queued for the drain.
 func (w *Worker) EmbedNow(ctx context.Context, key, text string) error {
 	vecs, err := w.Embedder.Embed(ctx, []string{text})
+	if err == nil && (len(vecs) != 1 || len(vecs[0]) != w.Embedder.Info().Dims) {
+		err = fmt.Errorf("model %s returned %d vectors, want 1 of %d values", w.Embedder.Info().Name, len(vecs), w.Embedder.Info().Dims)
+	}
 	if err == nil {
 		err = w.Store.SetEmbedding(ctx, w.Space, key, text, vecs[0])
 	}

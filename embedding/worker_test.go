@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,13 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	c.calls = append(c.calls, len(texts))
 	c.mu.Unlock()
 	return c.Embedder.Embed(ctx, texts)
+}
+
+// TestMain keeps the workers' default logging out of test output; tests
+// that check logs give their worker a Logger.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
 }
 
 func fill(s *embeddingtest.Store, space string, n int) {
@@ -237,5 +245,23 @@ func TestRunDrainsOnKick(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run returned %v, want context.Canceled", err)
+	}
+}
+
+// A model that returns vectors of the wrong size must not get them stored.
+func TestDrainRejectsWrongSizedVectors(t *testing.T) {
+	s := embeddingtest.NewStore()
+	fill(s, "tags", 4)
+	e := broken{embeddingtest.New(), func(v [][]float32) [][]float32 {
+		v[len(v)-1] = v[len(v)-1][:3]
+		return v
+	}}
+	w := &embedding.Worker{Store: s, Space: "tags", Embedder: e, Logger: slog.New(slog.DiscardHandler)}
+	st, err := w.Drain(ctx)
+	if err != nil || st.Embedded != 3 || st.Failed != 1 || st.Remaining != 1 {
+		t.Errorf("drain: %+v, %v; want 3 stored and the short vector refused", st, err)
+	}
+	if err := w.EmbedNow(ctx, "row001", "text number 1 about topic 1"); err == nil {
+		t.Error("EmbedNow stored a vector of the wrong size")
 	}
 }
