@@ -65,6 +65,7 @@ type config struct {
 	noRename   bool
 	noOpenFile bool
 	writers    int
+	ctx        context.Context
 }
 
 // ReadOnly declares that the FS has no writers: the suite writes nothing,
@@ -91,8 +92,13 @@ func NoOpenFile() Option { return func(c *config) { c.noOpenFile = true } }
 // Writers sets the number of goroutines of the concurrency case (default 8).
 func Writers(n int) Option { return func(c *config) { c.writers = n } }
 
+// Context sets the context every call of the suite runs with (default
+// context.Background()); a layer that reads the principal from the context
+// (semfs.WithPrincipal) passes one here.
+func Context(ctx context.Context) Option { return func(c *config) { c.ctx = ctx } }
+
 func configure(opts []Option) *config {
-	c := &config{writers: 8}
+	c := &config{writers: 8, ctx: context.Background()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -109,7 +115,7 @@ func Run(t *testing.T, newFS func(t *testing.T) semfs.FS, opts ...Option) {
 	}
 	for _, c := range selected(cfg) {
 		t.Run(c.name, func(t *testing.T) {
-			e := &env{TB: t, cfg: cfg, ctx: context.Background(), newFS: func() semfs.FS { return newFS(t) }}
+			e := &env{TB: t, cfg: cfg, ctx: cfg.ctx, newFS: func() semfs.FS { return newFS(t) }}
 			c.run(e)
 		})
 	}
@@ -142,7 +148,7 @@ func Check(newFS func(tb TB) semfs.FS, opts ...Option) []Failure {
 					rec.Errorf("panic: %v", r)
 				}
 			}()
-			e := &env{TB: rec, cfg: cfg, ctx: context.Background(), newFS: func() semfs.FS { return newFS(rec) }}
+			e := &env{TB: rec, cfg: cfg, ctx: cfg.ctx, newFS: func() semfs.FS { return newFS(rec) }}
 			c.run(e)
 		}()
 		<-done
@@ -207,6 +213,9 @@ func allCases() []testCase {
 		{"ReadSeeded", anyFS, testReadSeeded},
 		{"ImplicitDirs", anyFS, testImplicitDirs},
 		{"ReadDir", anyFS, testReadDir},
+		{"ReadDirLarge", anyFS, testReadDirLarge},
+		{"OddNames", anyFS, testOddNames},
+		{"ListingsFollowWrites", writeFS, testListingsFollowWrites},
 		{"OpenDirAndMissing", anyFS, testOpenDirAndMissing},
 		{"FileInfo", anyFS, testFileInfo},
 		{"ModTimeUpdated", writeFS, testModTimeUpdated},

@@ -425,3 +425,25 @@ func TestMissingCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// needsPrincipal refuses Stat to callers without a principal, as an access
+// layer would.
+type needsPrincipal struct{ *memfs.FS }
+
+func (b needsPrincipal) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	if _, ok := semfs.PrincipalFrom(ctx); !ok {
+		return nil, semfs.PathErr("stat", name, semfs.ErrPermission, "no principal")
+	}
+	return b.FS.Stat(ctx, name)
+}
+
+func TestContextOption(t *testing.T) {
+	newFS := func(semfstest.TB) semfs.FS { return needsPrincipal{memfs.New()} }
+	if failures := semfstest.Check(newFS, semfstest.Writers(2)); len(failures) == 0 {
+		t.Fatal("a layer refusing calls without a principal passed without the Context option")
+	}
+	ctx := semfs.WithPrincipal(context.Background(), semfs.Principal{ID: "test"})
+	if failures := semfstest.Check(newFS, semfstest.Writers(2), semfstest.Context(ctx)); len(failures) > 0 {
+		t.Fatalf("with a principal in the context the suite fails:\n%s", join(failures))
+	}
+}
