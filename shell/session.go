@@ -90,7 +90,8 @@ type Session struct {
 	runner *interp.Runner
 	exited bool
 
-	loops atomic.Int64 // loop iterations of the current run
+	loops  atomic.Int64 // loop iterations of the current run
+	cancel context.CancelCauseFunc
 }
 
 // nav answers the questions about the shape of the tree: stat and list.
@@ -193,6 +194,7 @@ func (s *Session) Run(ctx context.Context, script string, stdin io.Reader, stdou
 		ctx, stop = context.WithTimeoutCause(ctx, lim.Timeout, ErrTimeout)
 		defer stop()
 	}
+	s.cancel = cancel
 	budget := &outBudget{max: lim.MaxOutput, cancel: cancel}
 	out := &limitWriter{w: stdout, b: budget}
 	errw := &limitWriter{w: stderr, b: budget}
@@ -338,6 +340,7 @@ func (s *Session) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandler
 		case loopMarker:
 			lim := s.limits().MaxLoopIterations
 			if n := s.loops.Add(1); lim > 0 && n > lim {
+				s.cancel(ErrLoopLimit)
 				return ErrLoopLimit
 			}
 			return nil
@@ -453,47 +456,47 @@ func (s *Session) openHandler(ctx context.Context, name string, flag int, perm o
 		return writeOnly{w}, nil
 	}
 	if _, err := semfs.Clean("open", p); err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.Unwrap(err)}
+		return nil, shErr(name, errors.Unwrap(err))
 	}
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 		data, err := s.readFile(ctx, p)
 		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(err)}
+			return nil, shErr(name, bareErr(err))
 		}
 		return &readOnly{Reader: strings.NewReader(string(data))}, nil
 	}
 	if s.opts.ReadOnly {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrReadOnly}
+		return nil, shErr(name, semfs.ErrReadOnly)
 	}
 	info, err := s.nav.stat(ctx, p)
 	switch {
 	case err == nil && info.IsDir():
-		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrIsDir}
+		return nil, shErr(name, semfs.ErrIsDir)
 	case err == nil && flag&os.O_EXCL != 0:
-		return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrExist}
+		return nil, shErr(name, semfs.ErrExist)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(err)}
+		return nil, shErr(name, bareErr(err))
 	case err != nil:
 		parent, perr := s.nav.stat(ctx, path.Dir(p))
 		if perr != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(perr)}
+			return nil, shErr(name, bareErr(perr))
 		}
 		if !parent.IsDir() {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: semfs.ErrNotDir}
+			return nil, shErr(name, semfs.ErrNotDir)
 		}
 	}
 	w := &fileWriter{s: s, ctx: ctx, p: p, name: name}
 	if flag&os.O_APPEND != 0 && err == nil {
 		old, rerr := s.readFile(ctx, p)
 		if rerr != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(rerr)}
+			return nil, shErr(name, bareErr(rerr))
 		}
 		w.buf = append(w.buf, old...)
 	}
 	// Create (or truncate) now, as open(2) would, so that an empty
 	// redirection (": > f") leaves an empty file and errors show early.
 	if werr := s.writeFile(ctx, p, w.buf); werr != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: bareErr(werr)}
+		return nil, shErr(name, bareErr(werr))
 	}
 	return w, nil
 }
@@ -535,7 +538,7 @@ type fileWriter struct {
 }
 
 func (w *fileWriter) Read([]byte) (int, error) {
-	return 0, &fs.PathError{Op: "read", Path: w.name, Err: errors.New("bad file descriptor")}
+	return 0, shErr(w.name, errors.New("Bad file descriptor"))
 }
 
 func (w *fileWriter) Write(b []byte) (int, error) {
@@ -549,7 +552,7 @@ func (w *fileWriter) Close() error {
 	}
 	w.closed = true
 	if err := w.s.writeFile(w.ctx, w.p, w.buf); err != nil {
-		return &fs.PathError{Op: "write", Path: w.name, Err: bareErr(err)}
+		return shErr(w.name, bareErr(err))
 	}
 	return nil
 }
@@ -576,7 +579,7 @@ func (s *Session) statHandler(ctx context.Context, name string, _ bool) (fs.File
 	p := vpath(hc.Dir, name)
 	info, err := s.nav.stat(ctx, p)
 	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: bareErr(err)}
+		return nil, shErr(name, bareErr(err))
 	}
 	return info, nil
 }
@@ -586,7 +589,7 @@ func (s *Session) readDirHandler(ctx context.Context, name string) ([]fs.DirEntr
 	p := vpath(hc.Dir, name)
 	infos, err := s.nav.readDir(ctx, p)
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: bareErr(err)}
+		return nil, shErr(name, bareErr(err))
 	}
 	out := make([]fs.DirEntry, len(infos))
 	for i, fi := range infos {
@@ -603,13 +606,13 @@ func (s *Session) accessHandler(ctx context.Context, name string, mode interp.Ac
 	p := vpath(hc.Dir, name)
 	info, err := s.nav.stat(ctx, p)
 	if err != nil {
-		return &fs.PathError{Op: "access", Path: name, Err: bareErr(err)}
+		return shErr(name, bareErr(err))
 	}
 	if mode&interp.AccessWrite != 0 && !s.writable() {
-		return &fs.PathError{Op: "access", Path: name, Err: semfs.ErrReadOnly}
+		return shErr(name, semfs.ErrReadOnly)
 	}
 	if mode&interp.AccessExec != 0 && !info.IsDir() {
-		return &fs.PathError{Op: "access", Path: name, Err: fs.ErrPermission}
+		return shErr(name, fs.ErrPermission)
 	}
 	return nil
 }
@@ -659,3 +662,19 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	}
 	return w, err
 }
+
+// shErr is the error the handlers give the interpreter: a bare
+// *fs.PathError (as interp requires) whose text reads like bash's,
+// "semfs: NAME: No such file or directory", while errors.Is still finds
+// the sentinel.
+func shErr(name string, err error) *fs.PathError {
+	return &fs.PathError{Op: "semfs:", Path: name, Err: &textErr{err: err, text: errText(err)}}
+}
+
+type textErr struct {
+	err  error
+	text string
+}
+
+func (e *textErr) Error() string { return e.text }
+func (e *textErr) Unwrap() error { return e.err }
