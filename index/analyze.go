@@ -99,9 +99,9 @@ func isProse(name string) bool {
 func ChunkText(name, text string) (chunks []Chunk, truncated bool) {
 	prose := isProse(name)
 	var (
-		cur        strings.Builder
-		start      = 1
-		line       = 0
+		cur   strings.Builder
+		start = 1
+		line  = 0
 	)
 	flush := func(end int) bool {
 		if strings.TrimSpace(cur.String()) != "" {

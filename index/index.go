@@ -153,9 +153,11 @@ type Store interface {
 	// Nearest returns the k vectors of space most similar to q (cosine, on
 	// normalised vectors) with similarity ≥ min, best first.
 	Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]VecHit, error)
+	// Vector returns the stored vector of key in space, if any.
+	Vector(ctx context.Context, space, key string) ([]float32, bool)
 	// GrepCandidates returns the files at or below root that may satisfy q
-	// (nil q: every file), plus every file not in the trigram index
-	// (pending, binary, too large). pending counts the rows whose content is
+	// (nil q: every file), plus every file whose trigram data is absent or
+	// outdated (pending, binary, too large). pending counts the rows whose content is
 	// not indexed yet.
 	GrepCandidates(ctx context.Context, root string, q *Query) (paths []string, pending int, err error)
 

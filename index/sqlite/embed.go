@@ -162,8 +162,8 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 }
 
-// VectorOf returns the in-memory vector of key in space.
-func (ix *Index) VectorOf(spaceName, key string) ([]float32, bool) {
+// Vector implements index.Store (from memory).
+func (ix *Index) Vector(_ context.Context, spaceName, key string) ([]float32, bool) {
 	v, ok := ix.vecs[spaceName]
 	if !ok {
 		return nil, false
@@ -213,4 +213,3 @@ func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, err
 func (ix *Index) MarkAllPending(ctx context.Context) error {
 	return ix.rebuildDerived(ctx)
 }
-

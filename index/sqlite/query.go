@@ -164,11 +164,11 @@ func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query
 	case q == nil || q.Op == index.QAll:
 		sqlq, qargs = `SELECT path FROM files WHERE `+cond, args
 	case q.Op == index.QNone:
-		sqlq, qargs = `SELECT path FROM files WHERE grep_ok = 0 AND `+cond, args
+		sqlq, qargs = `SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND `+cond, args
 	default:
 		fcond, fargs := below("f.path", root)
 		sqlq = `SELECT f.path FROM grep_fts JOIN files f ON f.id = grep_fts.rowid WHERE grep_fts MATCH ? AND ` + fcond +
-			` UNION SELECT path FROM files WHERE grep_ok = 0 AND ` + cond
+			` UNION SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND ` + cond
 		qargs = append(append([]any{q.FTS()}, fargs...), args...)
 	}
 	rows, err := ix.db.QueryContext(ctx, sqlq+` ORDER BY 1`, qargs...)

@@ -1,0 +1,649 @@
+// Package meta is the metadata layer: it wraps any semfs.FS, forwards every
+// capability of it, and keeps per-file metadata (created_by, tags, links,
+// provenance, times, size, hash) in an index.Store, together with the
+// derived data that makes the tree findable: chunks, full text, trigrams and
+// vectors.
+//
+// # Writes
+//
+// A write goes to the base FS first; only then does the layer update the
+// store. The bytes are never lost to an index failure: the failure is
+// logged, the file is left pending, and Reconcile or Reindex repairs it.
+// Files up to Options.InlineBudget bytes are chunked and indexed inline;
+// larger ones are queued for a background indexer. The tag-text vector is
+// embedded inline (it is short); content-chunk vectors are left missing for
+// the embedding drain worker (embedding.Worker), which reads them through
+// the store.
+//
+// # Searching
+//
+// FS implements seed 000's tag query (Query), content search with fusion,
+// filters and cursors (Search), save-time candidates (Related) and a
+// trigram prefilter for grep (GrepCandidates). See the method docs.
+package meta
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// DefaultInlineBudget is the largest file indexed inline on write.
+const DefaultInlineBudget = 1 << 20
+
+// Options configure the layer.
+type Options struct {
+	// Spaces are the embedders of the tag and content spaces. A nil
+	// embedder disables that signal (the tag query then ranks by keywords
+	// only, and says so in the log).
+	Spaces embedding.Spaces
+	// Logger receives index failures and other events; default slog.Default().
+	Logger *slog.Logger
+	// InlineBudget is the largest file (bytes) indexed on the write path;
+	// default DefaultInlineBudget. Larger files are queued.
+	InlineBudget int64
+	// Ignore, if set, names paths of the base that are not indexed
+	// (bookkeeping such as "/.semfs"). Default: the "/.semfs" subtree.
+	Ignore func(path string) bool
+	// Fusion selects how Search combines signals: FusionSum (default) or
+	// FusionRRF.
+	Fusion string
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// FS is the metadata layer over a base FS.
+type FS struct {
+	base  semfs.FS
+	store index.Store
+	opts  Options
+	log   *slog.Logger
+
+	mu sync.Mutex // serialises read-modify-write of file rows
+
+	queue   chan string
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	closeMu sync.Once
+}
+
+var (
+	_ semfs.FS               = (*FS)(nil)
+	_ semfs.Unwrapper        = (*FS)(nil)
+	_ semfs.ExistsFS         = (*FS)(nil)
+	_ semfs.ReadFileFS       = (*FS)(nil)
+	_ semfs.WriteFileFS      = (*FS)(nil)
+	_ semfs.OpenFileFS       = (*FS)(nil)
+	_ semfs.MkdirFS          = (*FS)(nil)
+	_ semfs.MkdirAllFS       = (*FS)(nil)
+	_ semfs.RemoveFS         = (*FS)(nil)
+	_ semfs.RemoveAllFS      = (*FS)(nil)
+	_ semfs.RenameFS         = (*FS)(nil)
+	_ semfs.FilesFS          = (*FS)(nil)
+	_ semfs.SizeFS           = (*FS)(nil)
+	_ semfs.MetaFS           = (*FS)(nil)
+	_ semfs.QueryFS          = (*FS)(nil)
+	_ semfs.SearchFS         = (*FS)(nil)
+	_ semfs.RelatedFS        = (*FS)(nil)
+	_ semfs.GrepCandidatesFS = (*FS)(nil)
+)
+
+// New returns the metadata layer over base, keeping metadata in store. It
+// starts the background indexer; call Close to stop it (Close does not close
+// the store or the base).
+func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
+	if base == nil || store == nil {
+		return nil, semfs.PathErr("meta", "/", semfs.ErrInvalid, "meta.New needs a base FS and an index store")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.InlineBudget <= 0 {
+		opts.InlineBudget = DefaultInlineBudget
+	}
+	if opts.Ignore == nil {
+		opts.Ignore = func(p string) bool { return semfs.HasPrefix(p, "/.semfs") }
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Fusion == "" {
+		opts.Fusion = FusionSum
+	}
+	f := &FS{base: base, store: store, opts: opts, log: opts.Logger,
+		queue: make(chan string, 4096), stop: make(chan struct{})}
+	f.stopped.Add(1)
+	go f.indexer()
+	return f, nil
+}
+
+// Close stops the background indexer. Files still queued stay pending in
+// the store and are indexed by the next Reconcile or IndexPending.
+func (f *FS) Close() error {
+	f.closeMu.Do(func() {
+		close(f.stop)
+		f.stopped.Wait()
+	})
+	return nil
+}
+
+// Unwrap returns the base FS.
+func (f *FS) Unwrap() semfs.FS { return f.base }
+
+// Store returns the index store.
+func (f *FS) Store() index.Store { return f.store }
+
+// Open implements semfs.FS.
+func (f *FS) Open(ctx context.Context, name string) (fs.File, error) { return f.base.Open(ctx, name) }
+
+// Stat implements semfs.FS.
+func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	return f.base.Stat(ctx, name)
+}
+
+// ReadDir implements semfs.FS.
+func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	return f.base.ReadDir(ctx, name)
+}
+
+// Exists implements semfs.ExistsFS.
+func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
+	return semfs.Exists(ctx, f.base, name)
+}
+
+// ReadFile implements semfs.ReadFileFS.
+func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	return semfs.ReadFile(ctx, f.base, name)
+}
+
+// Files implements semfs.FilesFS.
+func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
+	return semfs.Files(ctx, f.base, root)
+}
+
+// TotalSize implements semfs.SizeFS.
+func (f *FS) TotalSize(ctx context.Context) (int64, error) { return semfs.TotalSize(ctx, f.base) }
+
+// Mkdir implements semfs.MkdirFS.
+func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
+	return semfs.Mkdir(ctx, f.base, name, perm)
+}
+
+// MkdirAll implements semfs.MkdirAllFS.
+func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
+	return semfs.MkdirAll(ctx, f.base, name, perm)
+}
+
+// WriteFile implements semfs.WriteFileFS: the bytes go to the base, then
+// the file's row and derived data are updated.
+func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
+	p, err := semfs.Clean("write", name)
+	if err != nil {
+		return err
+	}
+	if err := semfs.WriteFile(ctx, f.base, p, data, perm); err != nil {
+		return err
+	}
+	f.written(ctx, p, data, true)
+	return nil
+}
+
+// OpenFile implements semfs.OpenFileFS. A file opened for writing is
+// re-indexed when it is closed.
+func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMode) (semfs.RWFile, error) {
+	p, err := semfs.Clean("open", name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := semfs.OpenFile(ctx, f.base, p, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 && flag&(os.O_CREATE|os.O_TRUNC) == 0 {
+		return h, nil
+	}
+	return &writeFile{RWFile: h, f: f, ctx: context.WithoutCancel(ctx), path: p,
+		dirty: flag&(os.O_CREATE|os.O_TRUNC) != 0}, nil
+}
+
+// writeFile re-indexes its file on Close if it was written.
+type writeFile struct {
+	semfs.RWFile
+	f     *FS
+	ctx   context.Context
+	path  string
+	mu    sync.Mutex
+	dirty bool
+}
+
+func (w *writeFile) mark() { w.mu.Lock(); w.dirty = true; w.mu.Unlock() }
+
+func (w *writeFile) Write(p []byte) (int, error) { w.mark(); return w.RWFile.Write(p) }
+func (w *writeFile) WriteAt(p []byte, off int64) (int, error) {
+	w.mark()
+	return w.RWFile.WriteAt(p, off)
+}
+func (w *writeFile) Truncate(size int64) error { w.mark(); return w.RWFile.Truncate(size) }
+
+func (w *writeFile) Close() error {
+	err := w.RWFile.Close()
+	w.mu.Lock()
+	dirty := w.dirty
+	w.dirty = false
+	w.mu.Unlock()
+	if err == nil && dirty {
+		w.f.writtenBehind(w.ctx, w.path)
+	}
+	return err
+}
+
+// Remove implements semfs.RemoveFS.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	p, err := semfs.Clean("remove", name)
+	if err != nil {
+		return err
+	}
+	if err := semfs.Remove(ctx, f.base, p); err != nil {
+		return err
+	}
+	f.logErr("remove", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	return nil
+}
+
+// RemoveAll implements semfs.RemoveAllFS.
+func (f *FS) RemoveAll(ctx context.Context, name string) error {
+	p, err := semfs.Clean("removeall", name)
+	if err != nil {
+		return err
+	}
+	if err := semfs.RemoveAll(ctx, f.base, p); err != nil {
+		return err
+	}
+	f.logErr("removeall", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	return nil
+}
+
+// Rename implements semfs.RenameFS: metadata follows the file (or every
+// file of a directory), and links pointing at a moved path are rewritten.
+func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
+	o, err := semfs.Clean("rename", oldname)
+	if err != nil {
+		return err
+	}
+	n, err := semfs.Clean("rename", newname)
+	if err != nil {
+		return err
+	}
+	if err := semfs.Rename(ctx, f.base, o, n); err != nil {
+		return err
+	}
+	if o == n {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	f.mu.Lock()
+	err = f.store.Rename(ctx, o, n)
+	f.mu.Unlock()
+	if err != nil {
+		f.logErr("rename", o, err)
+		return nil
+	}
+	// The tag text holds the path: re-embed a renamed file's now.
+	if r, err := f.store.File(ctx, n); err == nil {
+		f.embedTags(ctx, r.Meta)
+	}
+	return nil
+}
+
+func (f *FS) logErr(op, p string, err error) {
+	if err != nil {
+		f.log.Error("semfs index update failed; the file's bytes are safe, run 'semfs reindex' to repair the index",
+			"op", op, "path", p, "err", err)
+	}
+}
+
+// creator is seed 000's created_by for the principal in ctx.
+func creator(ctx context.Context) string {
+	if p, ok := semfs.PrincipalFrom(ctx); ok {
+		if p.App != "" {
+			return p.App
+		}
+		if p.ID != "" {
+			return p.ID
+		}
+	}
+	return "unknown"
+}
+
+func hashOf(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// written updates the row of p after data was written to it.
+func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
+	ctx = context.WithoutCancel(ctx)
+	if f.opts.Ignore(p) {
+		return
+	}
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		f.logErr("write", p, err)
+		return
+	}
+	if trusted && info.Size() != int64(len(data)) {
+		// Another writer got in between; index what is there now.
+		f.writtenBehind(ctx, p)
+		return
+	}
+	var content *index.Content
+	state, reason, hash := index.StatePending, "", ""
+	if int64(len(data)) <= f.opts.InlineBudget {
+		content, state, reason = index.Analyze(p, data)
+		hash = hashOf(data)
+	}
+	f.mu.Lock()
+	rec, err := f.store.File(ctx, p)
+	now := f.opts.Now().UTC()
+	if err != nil {
+		if !errors.Is(err, semfs.ErrNotExist) {
+			f.mu.Unlock()
+			f.logErr("write", p, err)
+			return
+		}
+		rec = index.File{Meta: semfs.Meta{Path: p, CreatedBy: creator(ctx), CreatedAt: now}}
+	}
+	newTags := rec.UpdatedAt.IsZero()
+	if rec.CreatedBy == "" {
+		// The row came from a tag or a reconcile: this is the first write
+		// semfs sees, so it names the creator.
+		rec.CreatedBy = creator(ctx)
+		newTags = true
+	}
+	rec.UpdatedAt, rec.Size, rec.Hash, rec.ModTime = now, info.Size(), hash, info.ModTime()
+	rec.State, rec.Reason = state, reason
+	err = f.store.Put(ctx, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: content})
+	f.mu.Unlock()
+	if err != nil {
+		f.logErr("write", p, err)
+		return
+	}
+	if state == index.StatePending {
+		f.enqueue(p)
+	}
+	if newTags {
+		f.embedTags(ctx, rec.Meta)
+	}
+}
+
+// writtenBehind re-reads p from the base and indexes it (after an
+// OpenFile write, or a race between writers).
+func (f *FS) writtenBehind(ctx context.Context, p string) {
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		f.logErr("write", p, err)
+		return
+	}
+	if info.Size() > f.opts.InlineBudget {
+		f.written(ctx, p, nil, false) // records the row as pending
+		return
+	}
+	data, err := semfs.ReadFile(ctx, f.base, p)
+	if err != nil {
+		f.logErr("write", p, err)
+		return
+	}
+	f.written(ctx, p, data, false)
+}
+
+// embedTags embeds the tag text of m inline (seed 001's save path). A
+// failure is logged and left to the drain worker.
+func (f *FS) embedTags(ctx context.Context, m semfs.Meta) {
+	e := f.opts.Spaces.Tags
+	if e == nil {
+		return
+	}
+	text := index.TagText(m)
+	vecs, err := e.Embed(ctx, []string{text})
+	if err == nil && len(vecs) == 1 {
+		err = f.store.SetEmbedding(ctx, embedding.SpaceTags, m.Path, text, vecs[0])
+	}
+	if err != nil {
+		f.log.Warn("inline tag embedding failed; the drain worker will retry", "path", m.Path, "err", err)
+	}
+}
+
+func (f *FS) enqueue(p string) {
+	select {
+	case f.queue <- p:
+	default: // the row stays pending; IndexPending picks it up
+	}
+}
+
+// indexer indexes queued large files in the background.
+func (f *FS) indexer() {
+	defer f.stopped.Done()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case p := <-f.queue:
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-f.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			f.logErr("index", p, f.indexOne(ctx, p))
+			cancel()
+		}
+	}
+}
+
+// indexOne reads p from the base and rebuilds its derived data; a file gone
+// from the base loses its row.
+func (f *FS) indexOne(ctx context.Context, p string) error {
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		if semfs.IsAbsence(err) {
+			return f.store.Remove(ctx, p, false)
+		}
+		return err
+	}
+	var data []byte
+	if info.Size() <= index.MaxIndexBytes {
+		if data, err = semfs.ReadFile(ctx, f.base, p); err != nil {
+			return err
+		}
+	} else if data, err = hashOnly(ctx, f.base, p); err != nil {
+		return err
+	}
+	item, err := f.item(ctx, p, info, data, info.Size() > index.MaxIndexBytes)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Keep the tags current: re-read the row under the lock.
+	if rec, err := f.store.File(ctx, p); err == nil {
+		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
+		item.TagText = index.TagText(item.File.Meta)
+	}
+	return f.store.Put(ctx, item)
+}
+
+// hashOnly streams a file too large to index and returns its hash as the
+// data's stand-in (item then records size and hash only).
+func hashOnly(ctx context.Context, fsys semfs.FS, p string) ([]byte, error) {
+	h, err := fsys.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	s := sha256.New()
+	if _, err := io.Copy(s, h); err != nil {
+		return nil, semfs.RewritePath(err, "index", p)
+	}
+	return []byte("sha256:" + hex.EncodeToString(s.Sum(nil))), nil
+}
+
+// item builds the index item for p from its bytes, keeping an existing
+// row's tags.
+func (f *FS) item(ctx context.Context, p string, info fs.FileInfo, data []byte, huge bool) (index.Item, error) {
+	rec, err := f.store.File(ctx, p)
+	if err != nil {
+		if !errors.Is(err, semfs.ErrNotExist) {
+			return index.Item{}, err
+		}
+		// Written behind our back: the writer is unknown.
+		rec = index.File{Meta: semfs.Meta{Path: p, CreatedBy: "", CreatedAt: info.ModTime().UTC(), UpdatedAt: info.ModTime().UTC()}}
+	}
+	var content *index.Content
+	var state, reason, hash string
+	if huge {
+		content, state, reason = &index.Content{}, index.StateSkipped, index.ReasonTooLarge
+		hash = string(data[len("sha256:"):])
+	} else {
+		content, state, reason = index.Analyze(p, data)
+		hash = hashOf(data)
+	}
+	if rec.Hash != hash {
+		rec.UpdatedAt = info.ModTime().UTC()
+	}
+	rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = info.Size(), hash, info.ModTime(), state, reason
+	return index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: content}, nil
+}
+
+// IndexPending indexes every pending file now and returns how many it
+// indexed.
+func (f *FS) IndexPending(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		paths, err := f.store.PendingFiles(ctx, 256)
+		if err != nil {
+			return n, err
+		}
+		if len(paths) == 0 {
+			return n, nil
+		}
+		progressed := false
+		for _, p := range paths {
+			if err := f.indexOne(ctx, p); err != nil {
+				if ctx.Err() != nil {
+					return n, ctx.Err()
+				}
+				f.logErr("index", p, err)
+				continue
+			}
+			progressed = true
+			n++
+		}
+		if !progressed {
+			return n, semfs.PathErr("reindex", paths[0], semfs.ErrInvalid, "pending files cannot be indexed; see the log")
+		}
+	}
+}
+
+// Meta implements semfs.MetaFS. A file without a row (written behind the
+// layer's back and not reconciled yet) and a directory get what Stat knows.
+func (f *FS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
+	p, err := semfs.Clean("meta", name)
+	if err != nil {
+		return semfs.Meta{}, err
+	}
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		return semfs.Meta{}, err
+	}
+	if !info.IsDir() {
+		rec, err := f.store.File(ctx, p)
+		if err == nil {
+			m := rec.Meta
+			m.Tags = m.Tags.Clone()
+			return m, nil
+		}
+		if !errors.Is(err, semfs.ErrNotExist) {
+			return semfs.Meta{}, semfs.RewritePath(err, "meta", p)
+		}
+	}
+	return semfs.Meta{Path: p, CreatedAt: info.ModTime().UTC(), UpdatedAt: info.ModTime().UTC(), Size: info.Size()}, nil
+}
+
+// SetTags implements semfs.MetaFS: the file's tags are replaced by tags
+// (created_by, times, size and hash are kept), and the tag vector is
+// re-embedded inline.
+func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
+	p, err := semfs.Clean("tag", name)
+	if err != nil {
+		return err
+	}
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		return semfs.RewritePath(err, "tag", p)
+	}
+	if info.IsDir() {
+		return semfs.PathErr("tag", p, semfs.ErrIsDir, "only files carry tags; tag the files inside the directory")
+	}
+	if f.opts.Ignore(p) {
+		return semfs.PathErr("tag", p, semfs.ErrPermission, "semfs bookkeeping cannot be tagged")
+	}
+	tags = tags.Clone()
+	for i, l := range tags.Links {
+		c, err := semfs.Clean("tag", l)
+		if err != nil {
+			return semfs.PathErr("tag", p, semfs.ErrInvalid, "link "+quote(l)+" is not a valid tree path; links are absolute tree paths such as /notes/a.md")
+		}
+		tags.Links[i] = c
+	}
+	for k := range tags.Extra {
+		if k == "" {
+			return semfs.PathErr("tag", p, semfs.ErrInvalid, "empty key in key=value tags; write key=value with a non-empty key")
+		}
+	}
+	ctx = context.WithoutCancel(ctx)
+	f.mu.Lock()
+	rec, err := f.store.File(ctx, p)
+	pending := false
+	if err != nil {
+		if !errors.Is(err, semfs.ErrNotExist) {
+			f.mu.Unlock()
+			return semfs.RewritePath(err, "tag", p)
+		}
+		now := info.ModTime().UTC()
+		rec = index.File{Meta: semfs.Meta{Path: p, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
+			ModTime: info.ModTime(), State: index.StatePending}
+		pending = true
+	}
+	rec.Tags = tags
+	err = f.store.Put(ctx, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+	f.mu.Unlock()
+	if err != nil {
+		return semfs.RewritePath(err, "tag", p)
+	}
+	if pending {
+		f.enqueue(p)
+	}
+	f.embedTags(ctx, rec.Meta)
+	return nil
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return `"` + s + `"`
+}

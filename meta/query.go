@@ -1,0 +1,147 @@
+package meta
+
+import (
+	"context"
+	"sort"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// MaxQueryBytes bounds a query's text; a longer query fails with ErrInvalid
+// rather than being cut silently.
+const MaxQueryBytes = 16 << 10
+
+func checkQuery(op, text string) error {
+	if len(text) > MaxQueryBytes {
+		return semfs.PathErr(op, "/", semfs.ErrInvalid, "query longer than 16 KiB; shorten it to the words that matter")
+	}
+	return nil
+}
+
+// tagScore is one file's seed 000 score.
+type tagScore struct {
+	path   string
+	points int
+	sim    float64
+}
+
+func (s tagScore) score() float64 { return float64(s.points) + s.sim }
+
+// Query implements semfs.QueryFS with seed 000's semantics: one point per
+// query word (whitespace-separated, case-insensitive substring) found in a
+// file's path, created_by, task or related apps, plus the cosine similarity
+// (clamped to 0..1) of the query's embedding with the file's tag-text
+// embedding. A file is returned on a keyword hit or a similarity of at least
+// the tag model's TagThreshold, ranked by points + similarity (ties by
+// path). Keyword candidates come from the trigram index over tag fields and
+// semantic candidates from the vector index: the whole index is not
+// scanned.
+func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryResult, error) {
+	if err := checkQuery("query", text); err != nil {
+		return nil, err
+	}
+	scores, err := f.tagScores(ctx, text, limit)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(scores))
+	for i, s := range scores {
+		paths[i] = s.path
+	}
+	recs, err := f.store.Files(ctx, paths)
+	if err != nil {
+		return nil, semfs.RewritePath(err, "query", "/")
+	}
+	out := make([]semfs.QueryResult, 0, len(scores))
+	for _, s := range scores {
+		r, ok := recs[s.path]
+		if !ok {
+			continue // removed meanwhile
+		}
+		out = append(out, semfs.QueryResult{Path: r.Path, CreatedBy: r.CreatedBy, Task: r.Task,
+			RelatedApps: append([]string(nil), r.RelatedApps...), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Score: s.score()})
+	}
+	return out, nil
+}
+
+// tagScores ranks files for a tag query; limit <= 0 means all matches.
+func (f *FS) tagScores(ctx context.Context, text string, limit int) ([]tagScore, error) {
+	words := index.TagWords(text)
+	if len(words) == 0 {
+		return nil, semfs.PathErr("query", "/", semfs.ErrInvalid, "empty query; give words to look for in paths, creators, tasks and apps")
+	}
+	points := map[string]int{}
+	for _, w := range words {
+		paths, err := f.store.TagKeywordCandidates(ctx, w)
+		if err != nil {
+			return nil, semfs.RewritePath(err, "query", "/")
+		}
+		for _, p := range paths {
+			points[p]++
+		}
+	}
+	var qv []float32
+	var threshold float32
+	if e := f.opts.Spaces.Tags; e != nil {
+		vecs, err := e.Embed(ctx, []string{text})
+		if err != nil || len(vecs) != 1 {
+			if ctx.Err() != nil {
+				return nil, semfs.PathErr("query", "/", ctx.Err(), "")
+			}
+			f.log.Warn("query embedding failed; ranking by keywords only", "err", err)
+		} else {
+			qv, threshold = vecs[0], e.Info().TagThreshold
+		}
+	}
+	scores := make(map[string]*tagScore, len(points))
+	for p, n := range points {
+		s := &tagScore{path: p, points: n}
+		if qv != nil {
+			if v, ok := f.store.Vector(ctx, embedding.SpaceTags, p); ok {
+				s.sim = clamp01(index.Cosine(qv, v))
+			}
+		}
+		scores[p] = s
+	}
+	if qv != nil {
+		k := limit
+		if k <= 0 {
+			k = 1 << 30
+		}
+		hits, err := f.store.Nearest(ctx, embedding.SpaceTags, qv, k, threshold)
+		if err != nil {
+			return nil, semfs.RewritePath(err, "query", "/")
+		}
+		for _, h := range hits {
+			if _, ok := scores[h.Key]; !ok {
+				scores[h.Key] = &tagScore{path: h.Key, sim: clamp01(h.Similarity)}
+			}
+		}
+	}
+	out := make([]tagScore, 0, len(scores))
+	for _, s := range scores {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := out[i].score(), out[j].score(); a != b {
+			return a > b
+		}
+		return out[i].path < out[j].path
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func clamp01(x float32) float64 {
+	switch {
+	case x < 0:
+		return 0
+	case x > 1:
+		return 1
+	}
+	return float64(x)
+}
