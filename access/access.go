@@ -93,7 +93,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v := f.view(ctx); v.on {
+	if v := f.view(ctx); v.active() {
 		ok, err := v.visible(p, info.IsDir())
 		if err != nil {
 			return nil, semfs.RewritePath(err, "stat", p)
@@ -127,7 +127,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	}
 	v := f.view(ctx)
 	var hiddenNames map[string]bool
-	if v.on {
+	if v.active() {
 		if ok, err := v.visible(p, true); err != nil || !ok {
 			if err != nil {
 				return nil, semfs.RewritePath(err, "readdir", p)
@@ -179,7 +179,7 @@ func (f *FS) readable(ctx context.Context, op, p string) error {
 		}
 		return refusal(op, p, a, r)
 	}
-	if v := f.view(ctx); v.on {
+	if v := f.view(ctx); v.active() {
 		ok, err := v.visible(p, false)
 		if err != nil {
 			return semfs.RewritePath(err, op, p)

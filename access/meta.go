@@ -33,11 +33,11 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 		return func(yield func(string, error) bool) { yield("", refusal("files", p, a, r)) }
 	}
 	v := f.view(ctx)
-	if !f.pol.anyNone && !v.on {
+	if !f.pol.anyNone && !v.active() {
 		return semfs.Files(ctx, f.inner, p)
 	}
 	return func(yield func(string, error) bool) {
-		if v.on && p != "/" {
+		if v.active() && p != "/" {
 			if info, err := f.inner.Stat(ctx, p); err == nil {
 				if ok, err := v.visible(p, info.IsDir()); err != nil || !ok {
 					if err == nil {
@@ -104,7 +104,7 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 }
 
 // filtering reports whether results must be filtered for v.
-func (f *FS) filtering(v *view) bool { return f.pol.anyNone || v.on }
+func (f *FS) filtering(v *view) bool { return f.pol.anyNone || v.active() }
 
 // Query answers the tag query with the results the principal may see.
 func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryResult, error) {

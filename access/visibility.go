@@ -27,35 +27,38 @@ type VisibilityFS interface {
 	HiddenIn(ctx context.Context, p semfs.Principal, dir string) (map[string]bool, error)
 }
 
-// view decides visibility for one call. The zero view (no principal, an
-// admin, or a tree without metadata) sees everything.
+// view decides visibility for one call. A nil view (no principal, an
+// admin, or a tree without metadata) sees everything and costs nothing.
 type view struct {
 	f    *FS
 	ctx  context.Context
 	pr   semfs.Principal
-	on   bool
 	dirs map[string]bool // per-call cache of directory answers
 }
 
-// view returns the visibility view of the principal in ctx. No principal
-// means a host call: nothing is hidden (path rules still apply).
+// view returns the visibility view of the principal in ctx, or nil when
+// nothing can be hidden. No principal means a host call: nothing is hidden
+// (path rules still apply).
 func (f *FS) view(ctx context.Context) *view {
-	v := &view{f: f, ctx: ctx}
 	if f.hook != nil {
-		v.on = true
-		return v
+		return &view{f: f, ctx: ctx}
+	}
+	if f.vis == nil && f.meta == nil {
+		return nil
 	}
 	pr, ok := semfs.PrincipalFrom(ctx)
-	if !ok || pr.Admin || (f.vis == nil && f.meta == nil) {
-		return v
+	if !ok || pr.Admin {
+		return nil
 	}
-	v.pr, v.on = pr, true
-	return v
+	return &view{f: f, ctx: ctx, pr: pr}
 }
+
+// active reports whether v can hide anything.
+func (v *view) active() bool { return v != nil }
 
 // visible reports whether p (a directory if isDir) is visible.
 func (v *view) visible(p string, isDir bool) (bool, error) {
-	if !v.on || p == "/" {
+	if v == nil || p == "/" {
 		return true, nil
 	}
 	switch {
@@ -90,21 +93,21 @@ func (v *view) dirVisible(p string) (bool, error) {
 		return ok, nil
 	}
 	ok, err := func() (bool, error) {
-		any := false
+		sawFile := false
 		for fp, err := range semfs.Files(v.ctx, v.f.inner, p) {
 			if err != nil {
 				if semfs.IsAbsence(err) {
-					return !any, nil
+					return !sawFile, nil
 				}
 				return false, err
 			}
-			any = true
+			sawFile = true
 			vis, err := v.fileVisible(fp)
 			if err != nil || vis {
 				return vis, err
 			}
 		}
-		return !any, nil
+		return !sawFile, nil
 	}()
 	if err != nil {
 		return false, err
@@ -118,7 +121,7 @@ func (v *view) dirVisible(p string) (bool, error) {
 
 // hiddenIn returns the hidden entries of directory dir.
 func (v *view) hiddenIn(dir string, entries []fs.DirEntry) (map[string]bool, error) {
-	if !v.on {
+	if v == nil {
 		return nil, nil
 	}
 	if v.f.hook == nil && v.f.vis != nil {

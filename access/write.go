@@ -21,7 +21,7 @@ func (f *FS) writable(ctx context.Context, op, p string, hiddenSentinel error) e
 		return refusal(op, p, a, r)
 	}
 	v := f.view(ctx)
-	if !v.on {
+	if !v.active() {
 		return nil
 	}
 	info, err := f.inner.Stat(ctx, p)
@@ -241,7 +241,7 @@ func (f *FS) scanSubtree(ctx context.Context, v *view, op, root, dest string) er
 				return errProtected
 			}
 		}
-		if v.on && !d.IsDir() {
+		if v.active() && !d.IsDir() {
 			ok, err := v.visible(q, false)
 			if err != nil {
 				return err
@@ -287,7 +287,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 		return refusal("removeall", p, a, r)
 	}
 	v := f.view(ctx)
-	if f.pol.restrictsBelow(s) || v.on {
+	if f.pol.restrictsBelow(s) || v.active() {
 		info, err := f.inner.Stat(ctx, p)
 		if err != nil {
 			if errors.Is(err, semfs.ErrNotExist) {
@@ -295,7 +295,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 			}
 			return err
 		}
-		if v.on && p != "/" {
+		if v.active() && p != "/" {
 			ok, err := v.visible(p, info.IsDir())
 			if err != nil {
 				return semfs.RewritePath(err, "removeall", p)
@@ -333,12 +333,12 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		return refusal("rename", n, a, r)
 	}
 	v := f.view(ctx)
-	if v.on || f.pol.restrictsBelow(so) || f.pol.restrictsBelow(sn) {
+	if v.active() || f.pol.restrictsBelow(so) || f.pol.restrictsBelow(sn) {
 		info, err := f.inner.Stat(ctx, o)
 		if err != nil {
 			return err
 		}
-		if v.on {
+		if v.active() {
 			if ok, err := v.visible(o, info.IsDir()); err != nil || !ok {
 				if err != nil {
 					return semfs.RewritePath(err, "rename", o)

@@ -1,0 +1,85 @@
+package access_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/memfs"
+)
+
+// benchPolicy is a realistic policy: ten rules, globs included, none of
+// which refuses the benchmarked paths (the layer must still evaluate all).
+func benchPolicy() access.Policy {
+	return access.Policy{
+		Default: access.Write,
+		Rules: []access.Rule{
+			{Path: "/corpus", Access: access.Read, Note: "curated upstream"},
+			{Path: "/secrets", Access: access.None},
+			{Path: "/work/**/*.locked.md", Access: access.Read},
+			{Path: "/**/.git", Access: access.None},
+			{Path: "/work/tmp/*", Access: access.None},
+			{Path: "/memory", Access: access.Write},
+			{Path: "/work/*/build", Access: access.Read},
+			{Path: "/**/*.key", Access: access.None},
+			{Path: "/shared/??-*", Access: access.Read},
+			{Path: "/work/proj/vendor", Access: access.Read},
+		},
+	}
+}
+
+func benchTree(b *testing.B) *memfs.FS {
+	b.Helper()
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("/work/proj/src/f%03d.md", i)] = "x"
+	}
+	return memfs.FromMap(files)
+}
+
+func BenchmarkStat(b *testing.B) {
+	inner := benchTree(b)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		fsys semfs.FS
+	}{
+		{"bare", inner},
+		{"access", access.New(inner, benchPolicy())},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.fsys.Stat(ctx, "/work/proj/src/f042.md"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkReadDir(b *testing.B) {
+	inner := benchTree(b)
+	tagged := &tagged{FS: inner, tags: map[string]semfs.Tags{}}
+	ctx := context.Background()
+	session := semfs.WithPrincipal(ctx, semfs.Principal{ID: "agent", Groups: []string{"support"}})
+	for _, c := range []struct {
+		name string
+		fsys semfs.FS
+		ctx  context.Context
+	}{
+		{"bare", inner, ctx},
+		{"access", access.New(inner, benchPolicy()), ctx},
+		{"access-session-meta", access.New(tagged, benchPolicy()), session},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				entries, err := c.fsys.ReadDir(c.ctx, "/work/proj/src")
+				if err != nil || len(entries) != 100 {
+					b.Fatal(len(entries), err)
+				}
+			}
+		})
+	}
+}
