@@ -163,7 +163,7 @@ func wildMatch(pat, name string) bool {
 // for every path below (a rule covers a subtree).
 type rule struct {
 	Rule
-	segs  []seg
+	segs    []seg
 	start   uint64 // closure of state 0
 	done    uint64 // bit len(segs)
 	anyMask uint64 // bits of the "**" segments
