@@ -187,6 +187,24 @@ func ResetOwed(entry SpaceState, ok bool, info ModelInfo) bool {
 	return !ok || entry.State != StateSettled || !entry.sameModel(info)
 }
 
+// OwedResets is doctor's check: the spaces, in name order, whose marker in
+// dir does not record a settled reset to the model that fills them now.
+// Until a boot settles them, their stored vectors may come from another
+// model and dense results for them are unreliable. A marker that cannot be
+// read owes every space, and its error is returned too.
+func OwedResets(dir string, spaces map[string]Embedder) ([]string, error) {
+	m, err := readMarker(dir)
+	var owed []string
+	for name, e := range spaces {
+		entry, ok := m.Spaces[name]
+		if err != nil || ResetOwed(entry, ok, e.Info()) {
+			owed = append(owed, name)
+		}
+	}
+	slices.Sort(owed)
+	return owed, err
+}
+
 func readMarker(dir string) (marker, error) {
 	path := filepath.Join(dir, MarkerFile)
 	m := marker{Version: markerVersion, Spaces: map[string]SpaceState{}}

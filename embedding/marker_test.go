@@ -268,6 +268,9 @@ func TestMarkerInterruptedAfterWipeIsRedone(t *testing.T) {
 	if owed := embedding.ResetOwed(f.marker(t)[embedding.SpaceTags], true, modelB.Info()); !owed {
 		t.Error("ResetOwed is false for a pending entry; doctor would not warn")
 	}
+	if owed, err := embedding.OwedResets(f.dir, both(modelB)); err != nil || fmt.Sprint(owed) != "[content tags]" {
+		t.Errorf("OwedResets = %v, %v; want both spaces (tags pending, content on the old model)", owed, err)
+	}
 	// The drain refills some rows before the next boot.
 	w := &embedding.Worker{Store: f.store, Space: embedding.SpaceTags, Embedder: modelB, Batch: 5}
 	if _, err := w.Drain(ctx); err != nil {
@@ -282,6 +285,9 @@ func TestMarkerInterruptedAfterWipeIsRedone(t *testing.T) {
 	}
 	if embedding.ResetOwed(f.marker(t)[embedding.SpaceTags], true, modelB.Info()) {
 		t.Error("ResetOwed still true after a settled boot")
+	}
+	if owed, err := embedding.OwedResets(f.dir, map[string]embedding.Embedder{embedding.SpaceTags: modelB}); err != nil || len(owed) != 0 {
+		t.Errorf("OwedResets after a settled boot = %v, %v", owed, err)
 	}
 }
 
@@ -322,6 +328,9 @@ func TestMarkerCorruptIsRebuilt(t *testing.T) {
 	}
 	if _, err := embedding.ReadMarker(f.dir); !errors.Is(err, embedding.ErrCorruptMarker) {
 		t.Errorf("ReadMarker: %v, want ErrCorruptMarker", err)
+	}
+	if owed, err := embedding.OwedResets(f.dir, both(modelA)); !errors.Is(err, embedding.ErrCorruptMarker) || len(owed) != 2 {
+		t.Errorf("OwedResets on a corrupt marker = %v, %v; want both spaces and the error", owed, err)
 	}
 	rep := ensure(t, f.dir, f.store, both(modelA))
 	if !errors.Is(rep.MarkerErr, embedding.ErrCorruptMarker) {
