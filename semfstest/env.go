@@ -22,6 +22,7 @@ type env struct {
 	cfg   *config
 	ctx   context.Context
 	newFS func() semfs.FS
+	trees []semfs.FS // every tree the case made, checked when it ends
 }
 
 // empty returns a new, empty, writable tree.
@@ -31,6 +32,7 @@ func (e *env) empty() semfs.FS {
 	if fsys == nil {
 		e.Fatalf("newFS returned nil")
 	}
+	e.trees = append(e.trees, fsys)
 	return fsys
 }
 
@@ -47,6 +49,7 @@ func (e *env) seeded(files map[string]string) semfs.FS {
 		if fsys == nil {
 			e.Fatalf("Seed returned nil")
 		}
+		e.trees = append(e.trees, fsys)
 		return fsys
 	}
 	fsys := e.empty()
@@ -270,4 +273,55 @@ func short(s string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprintf("%q… (%d bytes)", s[:40], len(s))
+}
+
+// consistent checks the invariants that tie the views of a tree together,
+// after every case: each listing is sorted and agrees with Stat, Files lists
+// exactly the regular files a walk finds, and TotalSize is their sum.
+func (e *env) consistent(fsys semfs.FS) {
+	e.Helper()
+	ctx := context.WithoutCancel(e.ctx)
+	var walked []string
+	var sum int64
+	err := semfs.WalkDir(ctx, fsys, "/", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := fsys.Stat(ctx, p)
+		if err != nil {
+			return err
+		}
+		if info.IsDir() != d.IsDir() || info.Mode().Type() != d.Type() {
+			e.Errorf("consistency: %s is a %v in its parent's listing but Stat says %v", p, d.Type(), info.Mode().Type())
+		}
+		if !d.IsDir() {
+			walked = append(walked, p)
+			sum += info.Size()
+			return nil
+		}
+		entries, err := fsys.ReadDir(ctx, p)
+		if err != nil {
+			return err
+		}
+		for i := 1; i < len(entries); i++ {
+			if entries[i-1].Name() >= entries[i].Name() {
+				e.Errorf("consistency: ReadDir(%s) not sorted or has duplicates: %q before %q", p, entries[i-1].Name(), entries[i].Name())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.Errorf("consistency: walking the tree: %v", err)
+		return
+	}
+	slices.Sort(walked)
+	files, err := semfs.FileList(ctx, fsys, "/")
+	if err != nil {
+		e.Errorf("consistency: Files: %v", err)
+	} else if !slices.Equal(files, walked) {
+		e.Errorf("consistency: Files lists %d paths, a walk finds %d regular files", len(files), len(walked))
+	}
+	if n, err := semfs.TotalSize(ctx, fsys); err != nil || n != sum {
+		e.Errorf("consistency: TotalSize = %d, %v; the files hold %d bytes", n, err, sum)
+	}
 }

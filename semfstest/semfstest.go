@@ -31,6 +31,10 @@
 // ErrNotDir (as os.RemoveAll does); Stat of a path below a file fails with
 // ErrNotDir or ErrNotExist; reading a closed file fails with a *fs.PathError.
 //
+// At the end of every case the suite checks that the views of each tree it
+// made agree: every listing is sorted and matches Stat, Files lists exactly
+// the regular files a walk finds, and TotalSize is the sum of their sizes.
+//
 // # Testing the suite
 //
 // [Check] runs the same cases without a *testing.T and returns the failures,
@@ -117,6 +121,9 @@ func Run(t *testing.T, newFS func(t *testing.T) semfs.FS, opts ...Option) {
 		t.Run(c.name, func(t *testing.T) {
 			e := &env{TB: t, cfg: cfg, ctx: cfg.ctx, newFS: func() semfs.FS { return newFS(t) }}
 			c.run(e)
+			for _, fsys := range e.trees {
+				e.consistent(fsys)
+			}
 		})
 	}
 }
@@ -150,6 +157,9 @@ func Check(newFS func(tb TB) semfs.FS, opts ...Option) []Failure {
 			}()
 			e := &env{TB: rec, cfg: cfg, ctx: cfg.ctx, newFS: func() semfs.FS { return newFS(rec) }}
 			c.run(e)
+			for _, fsys := range e.trees {
+				e.consistent(fsys)
+			}
 		}()
 		<-done
 		for _, m := range rec.msgs {
