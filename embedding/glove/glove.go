@@ -36,7 +36,7 @@ const WeightsSHA256 = "66a22721d65f1a7ef86fd9657e48d56e133be86f29a1996a8fc43db54
 // Bump Version whenever tokenisation, weighting or pooling changes.
 const (
 	Name    = "glove-6b-100d-int8"
-	Version = "1"
+	Version = "2"
 )
 
 // Calibrated on testdata/paraphrase.tsv; see docs/bench/embedding.md.

@@ -67,6 +67,10 @@ func TestWords(t *testing.T) {
 	m := load(t)
 	for _, c := range []struct{ in, want string }{
 		{"parseHTTPRequest", "parse http request"},
+		{"getUserID userIDs", "get user id user ids"},
+		{"PDFs URLs", "pdf urls"},
+		{"readPDFsFast", "read pdf fast"},
+		{"v2Beta", "v2 beta"},
 		{"snake_case and kebab-case", "snake case and kebab case"},
 		{"src/auth/login_handler.go", "src auth login handler go code"},
 		{"README.md", "readme markdown"},

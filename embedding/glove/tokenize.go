@@ -17,8 +17,9 @@ import (
 //     file extension; known ones become what they name (c.go → c, go code;
 //     notes.md → notes, markdown).
 //   - A word the vocabulary lacks is split into letter and digit runs
-//     (utf8 → utf, 8), then a letters-only word of six or more letters into
-//     two known words if it can be (loginhandler → login handler).
+//     (utf8 → utf, 8); a plural loses its s (pdfs → pdf); a letters-only
+//     word of six or more letters is split into two known words if it can
+//     be (loginhandler → login handler).
 //   - Unknown one-character words are dropped (the vocabulary has none).
 //   - Whatever is still unknown, numbers included, gets a fixed pseudo-random
 //     direction hashed from its spelling, so identical unknown identifiers
@@ -134,25 +135,20 @@ func isAlnum(r rune) bool {
 }
 
 // lower appends the lower-case form of w to buf and reports whether w has
-// a camel-case boundary (an upper-case letter after a lower-case letter or
-// digit, or starting the last word of an acronym run: HTTPRequest).
+// a camel-case boundary (see hump).
 func lower(buf []byte, w string) ([]byte, bool) {
 	camel := false
 	var prev rune
 	for i, r := range w {
 		if r < utf8.RuneSelf {
 			if 'A' <= r && r <= 'Z' {
-				if i > 0 && (isLowerOrDigit(prev) || unicode.IsUpper(prev) && nextIsLower(w, i)) {
-					camel = true
-				}
+				camel = camel || hump(w, i, prev, r)
 				buf = append(buf, byte(r+'a'-'A'))
 			} else {
 				buf = append(buf, byte(r))
 			}
 		} else {
-			if unicode.IsUpper(r) && i > 0 && (isLowerOrDigit(prev) || unicode.IsUpper(prev) && nextIsLower(w, i)) {
-				camel = true
-			}
+			camel = camel || hump(w, i, prev, r)
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		}
 		prev = r
@@ -160,17 +156,35 @@ func lower(buf []byte, w string) ([]byte, bool) {
 	return buf, camel
 }
 
-func isLowerOrDigit(r rune) bool { return unicode.IsLower(r) || unicode.IsDigit(r) }
-
-// nextIsLower reports whether the rune after the one at byte i of w is a
-// lower-case letter.
-func nextIsLower(w string, i int) bool {
+// hump reports whether a camel-case word starts at rune r, byte i of w,
+// after rune prev: an upper-case letter after a lower-case letter or digit
+// (camel|Case, v2|Beta), or the last capital of an acronym when a
+// lower-case letter follows (HTTP|Request) — but not a plural acronym
+// (PDFs, URLs).
+func hump(w string, i int, prev, r rune) bool {
+	if i == 0 || !unicode.IsUpper(r) {
+		return false
+	}
+	if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+		return true
+	}
+	if !unicode.IsUpper(prev) {
+		return false
+	}
 	_, n := utf8.DecodeRuneInString(w[i:])
 	if i+n >= len(w) {
 		return false
 	}
-	r, _ := utf8.DecodeRuneInString(w[i+n:])
-	return unicode.IsLower(r)
+	next, m := utf8.DecodeRuneInString(w[i+n:])
+	if next == 's' {
+		if i+n+m == len(w) {
+			return false
+		}
+		if after, _ := utf8.DecodeRuneInString(w[i+n+m:]); unicode.IsUpper(after) {
+			return false
+		}
+	}
+	return unicode.IsLower(next)
 }
 
 func (m *Model) visitWord(w string, ext bool, buf []byte, fn *sink) {
@@ -195,7 +209,7 @@ func (m *Model) visitWord(w string, ext bool, buf []byte, fn *sink) {
 	start := 0
 	var prev rune
 	for i, r := range w {
-		if i > 0 && unicode.IsUpper(r) && (isLowerOrDigit(prev) || unicode.IsUpper(prev) && nextIsLower(w, i)) {
+		if hump(w, i, prev, r) {
 			part, _ := lower(lw[len(lw):], w[start:i])
 			m.visitPart(part, fn)
 			start = i
@@ -230,6 +244,13 @@ func (m *Model) visitPart(w []byte, fn *sink) {
 			}
 		}
 		return
+	}
+	if letters && len(w) >= 4 && w[len(w)-1] == 's' {
+		// A plural the vocabulary lacks (pdfs, ckpts): its singular.
+		if r := m.lookup(w[:len(w)-1]); r >= 0 {
+			fn.add(r, nil)
+			return
+		}
 	}
 	if letters && len(w) >= 6 {
 		if a, b, ok := m.compound(w); ok {
