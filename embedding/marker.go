@@ -208,6 +208,9 @@ func OwedResets(dir string, spaces map[string]Embedder) ([]string, error) {
 func readMarker(dir string) (marker, error) {
 	path := filepath.Join(dir, MarkerFile)
 	m := marker{Version: markerVersion, Spaces: map[string]SpaceState{}}
+	if dir == "" {
+		return m, errors.New("no index directory given for the embedding marker")
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -244,6 +247,10 @@ var writeMarker = func(dir string, m marker) error {
 }
 
 func writeFileAtomic(dir, name string, data []byte) error {
+	if dir == "" {
+		// os.CreateTemp would fall back to the system temp directory.
+		return errors.New("no index directory given for the embedding marker")
+	}
 	f, err := os.CreateTemp(dir, name+".tmp-*")
 	if err != nil {
 		return err

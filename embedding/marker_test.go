@@ -356,3 +356,21 @@ func TestEnsureModelCancelled(t *testing.T) {
 		t.Errorf("EnsureModel with a cancelled context: %v", err)
 	}
 }
+
+// An empty directory must not send the marker to the working or temporary
+// directory: nothing is wiped and the resets are owed.
+func TestMarkerEmptyDir(t *testing.T) {
+	f := newFixture(t)
+	bootSettled(t, f)
+	t.Chdir(t.TempDir())
+	rep := ensure(t, "", f.store, both(modelB))
+	if len(rep.Owed()) != 2 || rep.MarkerErr == nil {
+		t.Errorf("report %+v: want both spaces owed and a marker error", rep)
+	}
+	if n := f.missing(t, embedding.SpaceTags); n != 0 {
+		t.Errorf("%d vectors wiped", n)
+	}
+	if _, err := os.Stat(embedding.MarkerFile); err == nil {
+		t.Error("marker written to the working directory")
+	}
+}
