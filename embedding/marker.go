@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,6 +95,30 @@ func (r Report) Owed() []string {
 		}
 	}
 	return out
+}
+
+// Log writes the report to l: a warning for a marker problem and for each
+// owed reset (dense results for that space are unreliable until a boot
+// settles it), an info line for each reset done, nothing for spaces that
+// needed nothing.
+func (r Report) Log(l *slog.Logger) {
+	if r.MarkerErr != nil {
+		l.Warn("embedding: marker unreadable; treated as absent", "dir", r.Dir, "err", r.MarkerErr)
+	}
+	for _, s := range r.Spaces {
+		switch s.Action {
+		case ActionReset:
+			was := "none"
+			if s.Before != nil {
+				was = s.Before.Model + " v" + s.Before.ModelVersion + " (" + s.Before.State + ")"
+			}
+			l.Info("embedding: vectors reset for the model; the drain re-embeds them",
+				"space", s.Space, "model", s.Model.Name, "version", s.Model.Version, "was", was)
+		case ActionOwed:
+			l.Warn("embedding: model reset owed; dense results unreliable until a boot settles it",
+				"space", s.Space, "model", s.Model.Name, "wiped", s.Wiped, "err", s.Err)
+		}
+	}
 }
 
 // EnsureModel makes the vectors of each space in spaces consistent with the

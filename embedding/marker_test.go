@@ -1,11 +1,14 @@
 package embedding_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/semfs/semfs/embedding"
@@ -139,6 +142,11 @@ func TestMarkerModelChangedWipesAndReembeds(t *testing.T) {
 	rep := ensure(t, f.dir, f.store, map[string]embedding.Embedder{
 		embedding.SpaceTags: modelB, embedding.SpaceContent: modelA,
 	})
+	var logs bytes.Buffer
+	rep.Log(slog.New(slog.NewTextHandler(&logs, nil)))
+	if !strings.Contains(logs.String(), "space=tags model=test-hash version=1 was=\"test-hash v1 (settled)\"") || strings.Contains(logs.String(), "space=content") {
+		t.Errorf("report log should name the tags reset only:\n%s", logs.String())
+	}
 	tags := action(rep, embedding.SpaceTags)
 	if tags.Action != embedding.ActionReset || !tags.Wiped || tags.Before == nil || tags.Before.Dims != 32 {
 		t.Fatalf("tags: %+v, want a reset from the 32-dim model", tags)
@@ -211,6 +219,11 @@ func TestMarkerUnwritableDirLeavesIndexUntouched(t *testing.T) {
 	}
 	if len(rep.Owed()) != 2 {
 		t.Errorf("Owed() = %v, want both spaces", rep.Owed())
+	}
+	var logs bytes.Buffer
+	rep.Log(slog.New(slog.NewTextHandler(&logs, nil)))
+	if got := strings.Count(logs.String(), "level=WARN msg=\"embedding: model reset owed"); got != 2 {
+		t.Errorf("report logged %d owed warnings, want 2:\n%s", got, logs.String())
 	}
 	// Next boot, with the directory back: the reset happens.
 	os.Remove(f.dir)
