@@ -24,6 +24,28 @@ type chunk struct {
 	shared atomic.Bool
 }
 
+// content is what a non-empty file holds.
+type content struct {
+	chunks []*chunk // ceil(size/ChunkSize) entries
+	size   int64
+}
+
+// size returns the length of the file n.
+func (n *node) size() int64 {
+	if n.data == nil {
+		return 0
+	}
+	return n.data.size
+}
+
+// readAt copies the bytes at off into p; c may be nil (an empty file).
+func (c *content) readAt(p []byte, off int64) int {
+	if c == nil {
+		return 0
+	}
+	return readChunks(c.chunks, c.size, p, off)
+}
+
 // readChunks copies the bytes [off, off+len(p)) of a file of the given size
 // into p and returns how many it copied (0 at or past the end).
 func readChunks(chunks []*chunk, size int64, p []byte, off int64) int {
@@ -63,45 +85,51 @@ func chunksOf(data []byte) []*chunk {
 // setSize grows or shrinks the file n to size bytes. The caller holds the
 // write lock.
 func (f *FS) setSize(n *node, size int64) {
-	if size == n.size {
+	old := n.size()
+	if size == old {
 		return
 	}
+	if !n.gone {
+		f.total.Add(size - old)
+	}
+	if size == 0 {
+		n.data = nil
+		return
+	}
+	if n.data == nil {
+		n.data = &content{}
+	}
+	d := n.data
 	nc := int((size + ChunkSize - 1) / ChunkSize)
-	if size < n.size {
-		clear(n.chunks[nc:])
-		n.chunks = n.chunks[:nc]
-		if nc == 0 {
-			n.chunks = nil
-		}
+	if size < old {
+		clear(d.chunks[nc:])
+		d.chunks = d.chunks[:nc]
 		if rem := int(size % ChunkSize); rem != 0 {
-			if c := n.chunks[nc-1]; c != nil && len(c.b) > rem {
+			if c := d.chunks[nc-1]; c != nil && len(c.b) > rem {
 				if c.shared.Load() {
-					n.chunks[nc-1] = &chunk{b: slices.Clone(c.b[:rem])}
+					d.chunks[nc-1] = &chunk{b: slices.Clone(c.b[:rem])}
 				} else {
 					c.b = c.b[:rem:rem] // cut cap too: bytes past rem must read as zeros later
 				}
 			}
 		}
-	} else if nc > len(n.chunks) {
-		n.chunks = append(n.chunks, make([]*chunk, nc-len(n.chunks))...)
+	} else if nc > len(d.chunks) {
+		d.chunks = append(d.chunks, make([]*chunk, nc-len(d.chunks))...)
 	}
-	if !n.gone {
-		f.total.Add(size - n.size)
-	}
-	n.size = size
+	d.size = size
 }
 
 // writeAt writes p at off into the file n, growing it as needed. The caller
 // holds the write lock.
 func (f *FS) writeAt(n *node, p []byte, off int64) {
-	if end := off + int64(len(p)); end > n.size {
+	if end := off + int64(len(p)); end > n.size() {
 		f.setSize(n, end)
 	}
 	for len(p) > 0 {
 		i, o := off/ChunkSize, int(off%ChunkSize)
 		k := min(ChunkSize-o, len(p))
 		need := o + k
-		c := n.chunks[i]
+		c := n.data.chunks[i]
 		switch {
 		case c == nil || c.shared.Load() || cap(c.b) < need:
 			var old []byte
@@ -116,7 +144,7 @@ func (f *FS) writeAt(n *node, p []byte, off int64) {
 			nb := make([]byte, l, capacity)
 			copy(nb, old)
 			c = &chunk{b: nb}
-			n.chunks[i] = c
+			n.data.chunks[i] = c
 		case need > len(c.b):
 			old := len(c.b)
 			c.b = c.b[:need]
@@ -146,8 +174,8 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if n.isDir() {
 		return nil, semfs.PathErr("read", p, semfs.ErrIsDir, "")
 	}
-	buf := make([]byte, n.size)
-	readChunks(n.chunks, n.size, buf, 0)
+	buf := make([]byte, n.size())
+	n.data.readAt(buf, 0)
 	return buf, nil
 }
 
@@ -178,8 +206,11 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	} else if c.isDir() {
 		return semfs.PathErr("write", p, semfs.ErrIsDir, "")
 	}
-	f.total.Add(int64(len(data)) - c.size)
-	c.chunks, c.size, c.mtime = chunks, int64(len(data)), now
+	f.total.Add(int64(len(data)) - c.size())
+	c.data, c.mtime = nil, now
+	if len(data) > 0 {
+		c.data = &content{chunks: chunks, size: int64(len(data))}
+	}
 	return nil
 }
 
@@ -199,7 +230,10 @@ func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
 	if n.isDir() {
 		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "list a directory with ReadDir")
 	}
-	chunks := slices.Clone(n.chunks)
+	var chunks []*chunk
+	if n.data != nil {
+		chunks = slices.Clone(n.data.chunks)
+	}
 	for _, c := range chunks {
 		if c != nil {
 			c.shared.Store(true)
@@ -397,7 +431,7 @@ func (h *file) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	h.fsys.mu.RLock()
-	n := readChunks(h.n.chunks, h.n.size, p, h.off)
+	n := h.n.data.readAt(p, h.off)
 	h.fsys.mu.RUnlock()
 	h.off += int64(n)
 	if n == 0 {
@@ -416,7 +450,7 @@ func (h *file) ReadAt(p []byte, off int64) (int, error) {
 		return 0, semfs.PathErr("read", h.path, semfs.ErrInvalid, "negative offset")
 	}
 	h.fsys.mu.RLock()
-	n := readChunks(h.n.chunks, h.n.size, p, off)
+	n := h.n.data.readAt(p, off)
 	h.fsys.mu.RUnlock()
 	if n < len(p) {
 		return n, io.EOF
@@ -432,7 +466,7 @@ func (h *file) Write(p []byte) (int, error) {
 	}
 	h.fsys.mu.Lock()
 	if h.append {
-		h.off = h.n.size
+		h.off = h.n.size()
 	}
 	h.fsys.writeAt(h.n, p, h.off)
 	h.fsys.mu.Unlock()
@@ -465,7 +499,7 @@ func (h *file) Seek(offset int64, whence int) (int64, error) {
 		return 0, errClosed("seek", h.path)
 	}
 	h.fsys.mu.RLock()
-	size := h.n.size
+	size := h.n.size()
 	h.fsys.mu.RUnlock()
 	off, err := seek(h.path, h.off, size, offset, whence)
 	if err == nil {

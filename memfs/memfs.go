@@ -17,10 +17,10 @@
 //
 // # Memory
 //
-// A node costs about 96 bytes plus its name, so a tree of a million empty
-// files fits in roughly 130 MB (see docs/bench/core.md). A directory with
-// very many children inserted in random order pays a slice move per insert;
-// trees of up to some 100k entries per directory are the intended use.
+// A node is 64 bytes plus its name and its slot in the parent's block; an
+// empty file has no other allocation, so a tree of a million empty files
+// holds about 100 MB of heap (see docs/bench/core.md). A non-empty file adds
+// one small header and its chunks.
 package memfs
 
 import (
@@ -62,13 +62,12 @@ var (
 // node is a file or a directory. It is kept small on purpose: a tree of a
 // million files is a million nodes.
 type node struct {
-	name   string      // base name; "" for the root
-	kids   [][]*node   // directories: children sorted by name, in blocks (dir.go)
-	chunks []*chunk    // files: contents, see file.go
-	size   int64       // files: length in bytes
-	mtime  int64       // Unix nanoseconds
-	mode   fs.FileMode // type and permission bits
-	gone   bool        // removed from the tree (an open handle may still hold it)
+	name  string      // base name; "" for the root
+	kids  [][]*node   // directories: children sorted by name, in blocks (dir.go)
+	data  *content    // files: contents, nil when empty (file.go)
+	mtime int64       // Unix nanoseconds
+	mode  fs.FileMode // type and permission bits
+	gone  bool        // removed from the tree (an open handle may still hold it)
 }
 
 func (n *node) isDir() bool { return n.mode.IsDir() }
@@ -156,7 +155,7 @@ func (f *FS) detach(dir *node, s slot, c *node) {
 // bytes its files held.
 func markGone(n *node) int64 {
 	n.gone = true
-	bytes := n.size
+	bytes := n.size()
 	for _, blk := range n.kids {
 		for _, c := range blk {
 			bytes += markGone(c)
@@ -483,7 +482,7 @@ type fileInfo struct {
 }
 
 func infoOf(n *node) fileInfo {
-	return fileInfo{name: n.name, size: n.size, mtime: n.mtime, mode: n.mode}
+	return fileInfo{name: n.name, size: n.size(), mtime: n.mtime, mode: n.mode}
 }
 
 func (i *fileInfo) Name() string               { return i.name }

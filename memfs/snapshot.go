@@ -59,10 +59,10 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 	walk = func(n *node, p string) {
 		for _, c := range n.children() {
 			cp := semfs.Join(p, c.name)
-			e := snapEntry{path: cp, mode: c.mode, mtime: c.mtime, size: c.size}
-			if !c.isDir() && len(c.chunks) > 0 {
-				e.chunks = make([]*chunk, len(c.chunks))
-				copy(e.chunks, c.chunks)
+			e := snapEntry{path: cp, mode: c.mode, mtime: c.mtime, size: c.size()}
+			if !c.isDir() && c.data != nil {
+				e.chunks = make([]*chunk, len(c.data.chunks))
+				copy(e.chunks, c.data.chunks)
 				for _, ch := range e.chunks {
 					if ch != nil {
 						ch.shared.Store(true)
@@ -236,14 +236,17 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 			if err != nil || size > 1<<62 {
 				return nil, corrupt("bad size")
 			}
+			var chunks []*chunk
 			for off := uint64(0); off < size; off += ChunkSize {
 				b := make([]byte, min(ChunkSize, size-off))
 				if _, err := io.ReadFull(hr, b); err != nil {
 					return nil, corrupt("truncated contents of %s", p)
 				}
-				n.chunks = append(n.chunks, &chunk{b: b})
+				chunks = append(chunks, &chunk{b: b})
 			}
-			n.size = int64(size)
+			if size > 0 {
+				n.data = &content{chunks: chunks, size: int64(size)}
+			}
 			total += size
 		}
 		dir.insertAt(i, n)
