@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -201,7 +202,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	c, i := d.child(base)
 	now := f.stamp()
 	if c == nil {
-		c = &node{name: base, mode: perm.Perm(), mtime: now}
+		c = &node{name: strings.Clone(base), mode: perm.Perm(), mtime: now}
 		f.insert(d, i, c)
 	} else if c.isDir() {
 		return semfs.PathErr("write", p, semfs.ErrIsDir, "")
@@ -367,7 +368,7 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, semfs.PathErr("open", p, semfs.ErrNotExist, "")
 	case n == nil:
-		n = &node{name: base, mode: perm.Perm(), mtime: f.stamp()}
+		n = &node{name: strings.Clone(base), mode: perm.Perm(), mtime: f.stamp()}
 		f.insert(dir, i, n)
 	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
 		return nil, semfs.PathErr("open", p, semfs.ErrExist, "")

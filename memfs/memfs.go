@@ -176,7 +176,7 @@ func (f *FS) mkdirs(p string, perm fs.FileMode) (*node, error) {
 		elem, tail, more := strings.Cut(rest, "/")
 		c, i := n.child(elem)
 		if c == nil {
-			c = &node{name: elem, mode: fs.ModeDir | perm.Perm(), mtime: f.stamp()}
+			c = &node{name: strings.Clone(elem), mode: fs.ModeDir | perm.Perm(), mtime: f.stamp()}
 			f.insert(n, i, c)
 		} else if !c.isDir() {
 			return nil, semfs.ErrNotDir
@@ -266,7 +266,7 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 	if c != nil {
 		return semfs.PathErr("mkdir", p, semfs.ErrExist, "")
 	}
-	f.insert(dir, i, &node{name: base, mode: fs.ModeDir | perm.Perm(), mtime: f.stamp()})
+	f.insert(dir, i, &node{name: strings.Clone(base), mode: fs.ModeDir | perm.Perm(), mtime: f.stamp()})
 	return nil
 }
 
@@ -392,7 +392,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	_, at := odir.child(obase) // the detach may have moved it
 	odir.deleteAt(at)
 	odir.mtime = f.stamp()
-	src.name = nbase
+	src.name = strings.Clone(nbase)
 	_, ns = ndir.child(nbase)
 	ndir.insertAt(ns, src)
 	ndir.mtime = f.stamp()

@@ -11,6 +11,8 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"github.com/semfs/semfs"
 )
@@ -81,12 +83,10 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	h := sha256.New()
 	out := io.MultiWriter(bw, h)
-	var buf [binary.MaxVarintLen64]byte
-	uv := func(v uint64) { out.Write(buf[:binary.PutUvarint(buf[:], v)]) }
-	sv := func(v int64) { out.Write(buf[:binary.PutVarint(buf[:], v)]) }
-
-	out.Write([]byte(snapshotMagic))
-	uv(SnapshotVersion)
+	// Each record's header is built in rec and written once.
+	rec := append(make([]byte, 0, 4096), snapshotMagic...)
+	rec = binary.AppendUvarint(rec, SnapshotVersion)
+	out.Write(rec)
 	var total int64
 	zeros := make([]byte, ChunkSize)
 	for i, e := range entries {
@@ -99,13 +99,16 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 		if e.mode.IsDir() {
 			kind = 'd'
 		}
-		out.Write([]byte{kind})
-		uv(uint64(len(e.path)))
-		io.WriteString(out, e.path)
-		uv(uint64(e.mode.Perm()))
-		sv(e.mtime)
+		rec = append(rec[:0], kind)
+		rec = binary.AppendUvarint(rec, uint64(len(e.path)))
+		rec = append(rec, e.path...)
+		rec = binary.AppendUvarint(rec, uint64(e.mode.Perm()))
+		rec = binary.AppendVarint(rec, e.mtime)
 		if kind == 'f' {
-			uv(uint64(e.size))
+			rec = binary.AppendUvarint(rec, uint64(e.size))
+		}
+		out.Write(rec)
+		if kind == 'f' {
 			for off := int64(0); off < e.size; off += ChunkSize {
 				k := min(ChunkSize, e.size-off)
 				c := e.chunks[off/ChunkSize]
@@ -119,9 +122,10 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 			total += e.size
 		}
 	}
-	out.Write([]byte{0})
-	uv(uint64(len(entries)))
-	uv(uint64(total))
+	rec = append(rec[:0], 0)
+	rec = binary.AppendUvarint(rec, uint64(len(entries)))
+	rec = binary.AppendUvarint(rec, uint64(total))
+	out.Write(rec)
 	bw.Write(h.Sum(nil))
 	if err := bw.Flush(); err != nil {
 		return semfs.PathErr("snapshot", "/", err, "")
@@ -151,14 +155,16 @@ func corrupt(format string, args ...any) error {
 
 // hashReader hashes exactly the bytes its caller consumes.
 type hashReader struct {
-	br *bufio.Reader
-	h  hash.Hash
+	br  *bufio.Reader
+	h   hash.Hash
+	one [1]byte
 }
 
 func (r *hashReader) ReadByte() (byte, error) {
 	b, err := r.br.ReadByte()
 	if err == nil {
-		r.h.Write([]byte{b})
+		r.one[0] = b
+		r.h.Write(r.one[:])
 	}
 	return b, err
 }
@@ -184,6 +190,7 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 	}
 	nf := New()
 	var count, total uint64
+	var pb []byte // path buffer, reused
 	for {
 		if count%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -204,7 +211,7 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 		if err != nil || plen == 0 || plen > semfs.MaxPathLen {
 			return nil, corrupt("bad path length")
 		}
-		pb := make([]byte, plen)
+		pb = slices.Grow(pb[:0], int(plen))[:plen]
 		if _, err := io.ReadFull(hr, pb); err != nil {
 			return nil, corrupt("truncated path")
 		}
@@ -228,7 +235,7 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 		if existing != nil {
 			return nil, corrupt("duplicate path %s", p)
 		}
-		n := &node{name: base, mode: fs.FileMode(perm), mtime: mtime}
+		n := &node{name: strings.Clone(base), mode: fs.FileMode(perm), mtime: mtime}
 		if kind == 'd' {
 			n.mode |= fs.ModeDir
 		} else {
