@@ -82,7 +82,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
 	a, r := f.pol.decide(s)
-	if a == None {
+	if a == None && p != "/" {
 		// Only directories leading to granted paths show through a
 		// refused area.
 		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
@@ -116,7 +116,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
 	a, r := f.pol.decide(s)
-	if a == None {
+	if a == None && p != "/" {
 		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
 			return nil, refusal("readdir", p, a, r)
 		}
@@ -168,7 +168,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 func (f *FS) readable(ctx context.Context, op, p string) error {
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
-	if a, r := f.pol.decide(s); a == None {
+	if a, r := f.pol.decide(s); a == None && p != "/" {
 		// A directory on the way to a grant is what it is.
 		if f.pol.grantsBelow(s) {
 			if info, err := f.inner.Stat(ctx, p); err == nil && info.IsDir() {
@@ -223,7 +223,7 @@ func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
 	}
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
-	if a, _ := f.pol.decide(s); a == None {
+	if a, _ := f.pol.decide(s); a == None && p != "/" {
 		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
 			return false, err
 		}

@@ -186,6 +186,24 @@ func TestTraversalIsNotReadAccess(t *testing.T) {
 	wantErr(t, f.WriteFile(ctx, "/a/new.txt", nil, 0o644), semfs.ErrPermission, "/a/new.txt")
 }
 
+func TestRootAlwaysExists(t *testing.T) {
+	f := access.New(memfs.FromMap(map[string]string{"/a/b.txt": "b", "/c.txt": "c"}), access.Policy{Default: access.None})
+	if info, err := f.Stat(ctx, "/"); err != nil || !info.IsDir() {
+		t.Errorf("Stat(/) = %v, %v", info, err)
+	}
+	wantNames(t, f, ctx, "/")
+	if files := fileList(t, f, ctx, "/"); len(files) != 0 {
+		t.Errorf("Files(/) = %v, want none", files)
+	}
+	if ok, err := f.Exists(ctx, "/"); !ok || err != nil {
+		t.Errorf("Exists(/) = %v, %v", ok, err)
+	}
+	_, err := f.Open(ctx, "/")
+	wantErr(t, err, semfs.ErrIsDir, "/")
+	_, err = f.Stat(ctx, "/a")
+	wantErr(t, err, semfs.ErrPermission, "/a")
+}
+
 func TestRecursiveRemoveRefusedWhole(t *testing.T) {
 	inner := memfs.FromMap(map[string]string{
 		"/work/a.txt":              "a",

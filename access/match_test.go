@@ -2,6 +2,7 @@ package access
 
 import (
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,11 @@ func TestWildMatchAgreesWithPathMatch(t *testing.T) {
 			}
 			if got := wildMatch(p, n); got != want {
 				t.Errorf("wildMatch(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
+			if p != "" && strings.ContainsAny(p, "*?") {
+				if got := wildSeg(p).match(n); got != want {
+					t.Errorf("wildSeg(%q).match(%q) = %v, path.Match says %v", p, n, got, want)
+				}
 			}
 		}
 	}
@@ -43,6 +49,11 @@ func FuzzWildMatch(f *testing.F) {
 		}
 		if got := wildMatch(pat, name); got != want {
 			t.Errorf("wildMatch(%q, %q) = %v, path.Match says %v", pat, name, got, want)
+		}
+		if strings.ContainsAny(pat, "*?") {
+			if got := wildSeg(pat).match(name); got != want {
+				t.Errorf("wildSeg(%q).match(%q) = %v, path.Match says %v", pat, name, got, want)
+			}
 		}
 	})
 }

@@ -29,7 +29,7 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 	}
 	var buf [16]uint64
 	s := f.pol.walk(p, buf[:0])
-	if a, r := f.pol.decide(s); a == None && !f.pol.grantsBelow(s) {
+	if a, r := f.pol.decide(s); a == None && p != "/" && !f.pol.grantsBelow(s) {
 		return func(yield func(string, error) bool) { yield("", refusal("files", p, a, r)) }
 	}
 	v := f.view(ctx)

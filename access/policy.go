@@ -102,6 +102,23 @@ const (
 type seg struct {
 	kind segKind
 	text string
+	// For segWild: the literal text before the first and after the last
+	// wildcard, checked first; simple means text is prefix*suffix, fully
+	// decided by those checks.
+	prefix, suffix string
+	simple         bool
+}
+
+func wildSeg(elem string) seg {
+	first := strings.IndexAny(elem, "*?")
+	last := strings.LastIndexAny(elem, "*?")
+	return seg{
+		kind:   segWild,
+		text:   elem,
+		prefix: elem[:first],
+		suffix: elem[last+1:],
+		simple: first == last && elem[first] == '*',
+	}
 }
 
 func (s seg) match(name string) bool {
@@ -111,7 +128,11 @@ func (s seg) match(name string) bool {
 	case segStar:
 		return true
 	case segWild:
-		return wildMatch(s.text, name)
+		if len(name) < len(s.prefix)+len(s.suffix) ||
+			!strings.HasPrefix(name, s.prefix) || !strings.HasSuffix(name, s.suffix) {
+			return false
+		}
+		return s.simple || wildMatch(s.text, name)
 	default:
 		ok, _ := path.Match(s.text, name)
 		return ok
@@ -194,7 +215,7 @@ func compileRule(r Rule) (rule, error) {
 			case elem == "*":
 				cr.segs = append(cr.segs, seg{kind: segStar})
 			case strings.ContainsAny(elem, "*?") && !strings.ContainsAny(elem, `[\`):
-				cr.segs = append(cr.segs, seg{kind: segWild, text: elem})
+				cr.segs = append(cr.segs, wildSeg(elem))
 			case strings.ContainsAny(elem, `*?[\`):
 				if _, err := path.Match(elem, ""); err != nil {
 					return rule{}, fmt.Errorf("access: rule %q: bad pattern element %q", r.Path, elem)
