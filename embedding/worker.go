@@ -38,7 +38,7 @@ type Worker struct {
 type Stats struct {
 	Embedded  int // rows that got a vector
 	Failed    int // rows whose embedding failed; retried next pass
-	Remaining int // rows still needing a vector after the pass
+	Remaining int // rows still needing a vector after the pass; 0 if the pass failed
 }
 
 // Progress is what doctor and the CLI show about a worker.
