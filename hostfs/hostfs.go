@@ -65,6 +65,7 @@ func Hide(paths ...string) Option {
 // use. Close releases the directory handle.
 type FS struct {
 	root *os.Root
+	fast *fastRoot // one-syscall path resolution where the kernel has it
 	mode Mode
 	hide []string
 	ov   *overlay // Overlay mode only
@@ -121,7 +122,7 @@ func Open(dir string, mode Mode, opts ...Option) (*FS, error) {
 			return nil, e
 		}
 	}
-	f := &FS{root: root, mode: mode, hide: hide}
+	f := &FS{root: root, fast: newFastRoot(root), mode: mode, hide: hide}
 	if mode == Overlay {
 		f.ov = newOverlay()
 	}
@@ -133,6 +134,7 @@ func (f *FS) Close() error {
 	if f.ov != nil {
 		f.ov.discard()
 	}
+	f.fast.close()
 	return mapErr("close", "/", f.root.Close())
 }
 
@@ -200,6 +202,13 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 }
 
 func (f *FS) hostStat(op, p string) (fs.FileInfo, error) {
+	if strings.IndexByte(p[1:], '/') >= 0 {
+		// Deep paths: one openat2 instead of an openat per element.
+		// A single element is one fstatat through os.Root already.
+		if info, ok := f.fast.stat(rel(p), semfs.BaseName(p)); ok && (info.Mode().IsRegular() || info.IsDir()) {
+			return info, nil
+		}
+	}
 	info, err := f.root.Stat(rel(p))
 	if err != nil {
 		return nil, mapErr(op, p, err)
@@ -233,9 +242,18 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 	if p == "/" {
 		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "the root is a directory; list it instead")
 	}
-	h, err := f.root.OpenFile(rel(p), flag|syscall.O_NONBLOCK, perm)
-	if err != nil {
-		return nil, mapErr(op, p, err)
+	var h *os.File
+	if flag == os.O_RDONLY {
+		if fd, ok := f.fast.open(rel(p), syscall.O_RDONLY|syscall.O_NONBLOCK, 0); ok {
+			h = os.NewFile(uintptr(fd), p)
+		}
+	}
+	if h == nil {
+		var err error
+		h, err = f.root.OpenFile(rel(p), flag|syscall.O_NONBLOCK, perm)
+		if err != nil {
+			return nil, mapErr(op, p, err)
+		}
 	}
 	info, err := h.Stat()
 	if err != nil {
@@ -268,6 +286,9 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 }
 
 func (f *FS) hostReadFile(p string) ([]byte, error) {
+	if data, ok := f.fast.readFile(rel(p)); ok {
+		return data, nil
+	}
 	h, err := f.hostOpen("read", p, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -525,7 +546,7 @@ func (f *FS) writeAtomic(p string, data []byte, perm fs.FileMode) error {
 		dir.Remove(tmp)
 		return mapErr("write", p, err)
 	}
-	if err := renameAt(dir, tmp, dir, base); err != nil {
+	if err := dir.Rename(tmp, base); err != nil {
 		dir.Remove(tmp)
 		return mapErr("write", p, err)
 	}
@@ -541,44 +562,6 @@ func syncDir(dir *os.Root, p string) error {
 	}
 	defer d.Close()
 	return mapErr("sync", p, d.Sync())
-}
-
-// renameAt renames with renameat(2) between two directories opened through
-// the root: unlike os.Root.Rename it lets a directory replace an empty
-// directory, as the contract (and rename(2)) says. The names are single
-// path elements, so nothing outside the root is reachable.
-func renameAt(oldDir *os.Root, oldName string, newDir *os.Root, newName string) error {
-	od, err := oldDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer od.Close()
-	nd, err := newDir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer nd.Close()
-	oc, err := od.SyscallConn()
-	if err != nil {
-		return err
-	}
-	nc, err := nd.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var rerr error
-	cerr := oc.Control(func(ofd uintptr) {
-		cerr := nc.Control(func(nfd uintptr) {
-			rerr = syscall.Renameat(int(ofd), oldName, int(nfd), newName)
-		})
-		if rerr == nil {
-			rerr = cerr
-		}
-	})
-	if rerr != nil {
-		return rerr
-	}
-	return cerr
 }
 
 // OpenFile opens name with flag (os.O_* flags). It does not create missing
@@ -758,23 +741,12 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if f.ov != nil {
 		return f.ov.rename(f, o, n)
 	}
-	od, err := f.root.OpenRoot(rel(semfs.Dir(o)))
-	if err != nil {
-		return mapErr("rename", o, err)
-	}
-	defer od.Close()
-	nd, err := f.root.OpenRoot(rel(semfs.Dir(n)))
-	if err != nil {
-		e := mapErr("rename", n, err)
-		if errors.Is(e, semfs.ErrNotExist) {
-			return semfs.PathErr("rename", n, semfs.ErrNotExist, "the destination's parent directory does not exist")
-		}
-		return e
-	}
-	defer nd.Close()
-	err = renameAt(od, semfs.BaseName(o), nd, semfs.BaseName(n))
+	err = f.renameHost(o, n)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, errDestParent) {
+		return semfs.PathErr("rename", n, semfs.ErrNotExist, "the destination's parent directory does not exist")
 	}
 	e := mapErr("rename", o, err)
 	switch {
@@ -787,12 +759,15 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	case errors.Is(e, semfs.ErrIsDir):
 		return semfs.PathErr("rename", n, semfs.ErrIsDir, "a file cannot replace a directory")
 	case errors.Is(e, semfs.ErrNotDir):
-		if info, serr := od.Lstat(semfs.BaseName(o)); serr == nil && info.IsDir() {
+		if info, serr := f.root.Lstat(rel(o)); serr == nil && info.IsDir() {
 			return semfs.PathErr("rename", n, semfs.ErrNotDir, "a directory cannot replace a file")
 		}
 	}
 	return e
 }
+
+// errDestParent reports a missing destination parent from renameHost.
+var errDestParent = errors.New("destination parent missing")
 
 // namedInfo renames a FileInfo (the root is called "/").
 type namedInfo struct {

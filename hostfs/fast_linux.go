@@ -1,0 +1,188 @@
+//go:build linux
+
+package hostfs
+
+import (
+	"io/fs"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The fast path resolves a whole path in one openat2(2) call with
+// RESOLVE_BENEATH, which makes the kernel refuse any resolution that leaves
+// the root (through "..", an absolute link or a relative one), and
+// RESOLVE_NO_MAGICLINKS. os.Root walks a path one openat per element, which
+// is what makes deep paths slow. The fast path only ever answers success:
+// on any error the caller repeats the operation through os.Root, so error
+// semantics (and the errors themselves) are os.Root's. Kernels older than
+// 5.6 answer ENOSYS, which turns the fast path off.
+
+const (
+	sysOpenat2          = 437 // the same number on every Linux architecture
+	resolveNoMagiclinks = 0x02
+	resolveBeneath      = 0x08
+	oPath               = 0x200000 // O_PATH, the same on every architecture Go supports
+)
+
+type openHow struct {
+	flags   uint64
+	mode    uint64
+	resolve uint64
+}
+
+// fastRoot is the root directory held open for openat2.
+type fastRoot struct {
+	dir *os.File
+	fd  int
+	off atomic.Bool
+}
+
+func newFastRoot(root *os.Root) *fastRoot {
+	dir, err := root.Open(".")
+	if err != nil {
+		return nil
+	}
+	fr := &fastRoot{dir: dir, fd: int(dir.Fd())}
+	// Probe once: a kernel without openat2 (or a sandbox that forbids
+	// it) turns the fast path off instead of costing a failed call each
+	// time.
+	fd, ok := fr.open(".", oPath|syscall.O_DIRECTORY, 0)
+	if !ok {
+		fr.off.Store(true)
+	} else {
+		syscall.Close(fd)
+	}
+	return fr
+}
+
+func (fr *fastRoot) close() {
+	if fr != nil {
+		fr.dir.Close()
+	}
+}
+
+// open opens rel (relative to the root) and reports whether it succeeded.
+func (fr *fastRoot) open(rel string, flags int, perm uint32) (int, bool) {
+	if fr == nil || fr.off.Load() {
+		return -1, false
+	}
+	p, err := syscall.BytePtrFromString(rel)
+	if err != nil {
+		return -1, false
+	}
+	flags |= syscall.O_CLOEXEC
+	if flags&oPath == 0 {
+		flags |= syscall.O_NOCTTY // openat2 refuses it with O_PATH
+	}
+	how := openHow{flags: uint64(flags), mode: uint64(perm), resolve: resolveBeneath | resolveNoMagiclinks}
+	for {
+		fd, _, errno := syscall.Syscall6(sysOpenat2, uintptr(fr.fd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), true
+		case syscall.EINTR:
+			continue
+		case syscall.ENOSYS:
+			fr.off.Store(true)
+		}
+		return -1, false
+	}
+}
+
+// stat describes rel, following links inside the root.
+func (fr *fastRoot) stat(rel, name string) (fs.FileInfo, bool) {
+	fd, ok := fr.open(rel, oPath, 0)
+	if !ok {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	var st statInfo
+	if err := fstat(fd, &st.sys); err != nil {
+		return nil, false
+	}
+	st.name = name
+	return &st, true
+}
+
+// readFile reads the regular file rel. ok is false when the caller must
+// take the os.Root path (any failure, or not a regular file).
+func (fr *fastRoot) readFile(rel string) (data []byte, ok bool) {
+	fd, ok := fr.open(rel, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if !ok {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, false
+	}
+	buf := make([]byte, 0, st.Size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if n == 0 {
+			return buf, true
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+func fstat(fd int, st *syscall.Stat_t) error {
+	for {
+		err := syscall.Fstat(fd, st)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// statInfo is a FileInfo built from a stat(2) result.
+type statInfo struct {
+	name string
+	sys  syscall.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.sys.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.sys.Mtim.Unix()) }
+func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s *statInfo) Sys() any           { return &s.sys }
+
+func (s *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.sys.Mode & 0o777)
+	switch s.sys.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	}
+	if s.sys.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if s.sys.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if s.sys.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
