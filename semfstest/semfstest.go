@@ -30,6 +30,9 @@
 // Rename fails with ErrInvalid; RemoveAll of a path below a file fails with
 // ErrNotDir (as os.RemoveAll does); Stat of a path below a file fails with
 // ErrNotDir or ErrNotExist; reading a closed file fails with a *fs.PathError.
+// The interface methods themselves, called with a path Clean rejects, must
+// fail with a *fs.PathError (any sentinel) and change nothing: a backend
+// that "succeeds" on "../x" may be reaching outside its tree.
 //
 // At the end of every case the suite checks that the views of each tree it
 // made agree: every listing is sorted and matches Stat, Files lists exactly
@@ -46,6 +49,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -70,6 +74,7 @@ type config struct {
 	noOpenFile bool
 	writers    int
 	ctx        context.Context
+	only       []string
 }
 
 // ReadOnly declares that the FS has no writers: the suite writes nothing,
@@ -95,6 +100,20 @@ func NoOpenFile() Option { return func(c *config) { c.noOpenFile = true } }
 
 // Writers sets the number of goroutines of the concurrency case (default 8).
 func Writers(n int) Option { return func(c *config) { c.writers = n } }
+
+// Only restricts the suite to the named cases (as listed by [Cases]), for
+// debugging a backend and for the suite's own tests. A conformance test
+// runs every case.
+func Only(cases ...string) Option { return func(c *config) { c.only = cases } }
+
+// Cases returns the names of every case of the suite, in the order they run.
+func Cases() []string {
+	var out []string
+	for _, c := range allCases() {
+		out = append(out, c.name)
+	}
+	return out
+}
 
 // Context sets the context every call of the suite runs with (default
 // context.Background()); a layer that reads the principal from the context
@@ -204,6 +223,9 @@ const (
 func selected(cfg *config) []testCase {
 	var out []testCase
 	for _, c := range allCases() {
+		if len(cfg.only) > 0 && !slices.Contains(cfg.only, c.name) {
+			continue
+		}
 		switch {
 		case c.mode == anyFS,
 			c.mode == writeFS && !cfg.readOnly,

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -324,7 +325,7 @@ func TestSuiteCatchesBrokenFS(t *testing.T) {
 	for _, b := range all {
 		t.Run(strings.ReplaceAll(b.name, " ", "_"), func(t *testing.T) {
 			t.Parallel()
-			failures := semfstest.Check(func(semfstest.TB) semfs.FS { return b.wrap(memfs.New()) }, semfstest.Writers(2))
+			failures := semfstest.Check(func(semfstest.TB) semfs.FS { return b.wrap(memfs.New()) }, semfstest.Writers(2), semfstest.Only(b.cases...))
 			failed := map[string]bool{}
 			for _, f := range failures {
 				failed[f.Case] = true
@@ -445,5 +446,28 @@ func TestContextOption(t *testing.T) {
 	ctx := semfs.WithPrincipal(context.Background(), semfs.Principal{ID: "test"})
 	if failures := semfstest.Check(newFS, semfstest.Writers(2), semfstest.Context(ctx)); len(failures) > 0 {
 		t.Fatalf("with a principal in the context the suite fails:\n%s", join(failures))
+	}
+}
+
+func TestOnly(t *testing.T) {
+	all := semfstest.Cases()
+	if len(all) < 25 || !slices.Contains(all, "RemoveAll") {
+		t.Fatalf("Cases() = %q", all)
+	}
+	// A broken FS fails the case that covers the break, and Only keeps
+	// the other cases from running at all.
+	newFS := func(semfstest.TB) semfs.FS { return totalOffByOne{memfs.New()} }
+	failures := semfstest.Check(newFS, semfstest.Only("Mkdir"))
+	var cases []string
+	for _, f := range failures {
+		cases = append(cases, f.Case)
+	}
+	// Mkdir itself does not look at TotalSize; the end-of-case consistency
+	// check does.
+	if len(failures) == 0 || slices.ContainsFunc(cases, func(c string) bool { return c != "Mkdir" }) {
+		t.Fatalf("Only(Mkdir) on an FS with a wrong TotalSize: failures in %q; want only Mkdir", cases)
+	}
+	if f := semfstest.Check(newFS, semfstest.Only("ReadDir")); len(f) == 0 {
+		t.Fatalf("the consistency check did not catch a wrong TotalSize after ReadDir")
 	}
 }
