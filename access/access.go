@@ -113,8 +113,8 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf [16]uint64
-	s := f.pol.walk(p, buf[:0])
+	d := f.pol.dir(p)
+	s := d.s
 	a, r := f.pol.decide(s)
 	if a == None && p != "/" {
 		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
@@ -141,27 +141,42 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if !f.pol.anyNone && len(hiddenNames) == 0 {
 		return entries, nil
 	}
-	out := make([]fs.DirEntry, 0, len(entries))
+	// Filter; the listing is copied only once an entry is left out.
+	var out []fs.DirEntry
 	var cbuf [16]uint64
-	for _, e := range entries {
-		n := e.Name()
-		if hiddenNames[n] {
-			continue
+	for i, e := range entries {
+		keep, err := f.listed(ctx, p, d, e, hiddenNames, cbuf[:0])
+		if err != nil {
+			return nil, err
 		}
-		if f.pol.anyNone && f.pol.child(s, n) == None {
-			if !e.IsDir() {
-				continue
-			}
-			cs := f.pol.stepAll(s, n, cbuf[:0])
-			if ok, err := f.leadsToGrant(ctx, semfs.Join(p, n), cs); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
+		switch {
+		case !keep && out == nil:
+			out = make([]fs.DirEntry, i, len(entries))
+			copy(out, entries[:i])
+		case keep && out != nil:
+			out = append(out, e)
 		}
-		out = append(out, e)
+	}
+	if out == nil {
+		return entries, nil
 	}
 	return out, nil
+}
+
+// listed reports whether entry e of directory p (whose rule information is
+// d) is shown.
+func (f *FS) listed(ctx context.Context, p string, d *dirInfo, e fs.DirEntry, hiddenNames map[string]bool, cbuf states) (bool, error) {
+	n := e.Name()
+	if hiddenNames[n] {
+		return false, nil
+	}
+	if !f.pol.anyNone || f.pol.child(d, n) != None {
+		return true, nil
+	}
+	if !e.IsDir() {
+		return false, nil
+	}
+	return f.leadsToGrant(ctx, semfs.Join(p, n), f.pol.stepAll(d.s, n, cbuf))
 }
 
 // readable checks that p may be read and is visible.

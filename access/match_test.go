@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/semfs/semfs"
 )
 
 // wildMatch must agree with path.Match on every pattern it handles.
@@ -56,4 +58,46 @@ func FuzzWildMatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The cached per-directory checks and the cached walk must decide exactly
+// as a full walk of the path does.
+func TestDirChecksAgreeWithWalk(t *testing.T) {
+	cp, err := compile(Policy{
+		Default: Read,
+		Rules: []Rule{
+			{Path: "/corpus", Access: Read},
+			{Path: "/secrets", Access: None},
+			{Path: "/work/**/*.locked.md", Access: Read},
+			{Path: "/**/.git", Access: None},
+			{Path: "/work/tmp/*", Access: None},
+			{Path: "/work", Access: Write},
+			{Path: "/work/*/build", Access: Read},
+			{Path: "/**/*.key", Access: None},
+			{Path: "/shared/??-*", Access: Write},
+			{Path: "/a/**", Access: None},
+			{Path: "/a/**/b/**/c", Access: Write},
+			{Path: "/x/[ab]?", Access: Write},
+			{Path: "/shared/a*/**", Access: None},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"/", "/corpus", "/secrets", "/work", "/work/tmp", "/work/p", "/work/p/build", "/work/.git",
+		"/shared", "/a", "/a/b", "/a/q/b", "/a/b/x", "/x", "/work/x.locked.md"}
+	names := []string{"a", "b", "c", "x.locked.md", ".git", "k.key", "build", "tmp", "ab-x", "abc-x", "corpus", "secrets",
+		"work", "shared", "aa", "bz", "x", "ü"}
+	for _, d := range dirs {
+		for _, n := range names {
+			p := semfs.Join(d, n)
+			want, _ := cp.decide(cp.walkSlow(p, nil))
+			if got := cp.child(cp.dir(d), n); got != want {
+				t.Errorf("child(%s, %s) = %v, a full walk says %v", d, n, got, want)
+			}
+			if got, _ := cp.decide(cp.walk(p, nil)); got != want {
+				t.Errorf("walk(%s) decides %v, a full walk says %v", p, got, want)
+			}
+		}
+	}
 }

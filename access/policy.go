@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"path"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/semfs/semfs"
@@ -265,10 +267,12 @@ type policy struct {
 	// Facts that let common calls skip work.
 	anyNone     bool // some path can be None
 	allWritable bool // no path can be less than Write
+	cache       atomic.Pointer[dirCache]
 }
 
 func compile(p Policy) (*policy, error) {
 	cp := &policy{def: p.Default}
+	cp.cache.Store(new(dirCache))
 	switch cp.def {
 	case Unset:
 		cp.def = Write
@@ -300,8 +304,103 @@ func compile(p Policy) (*policy, error) {
 // states holds the NFA state of every rule after some path.
 type states []uint64
 
-// walk returns the rules' states after canonical path p. buf is reused.
+// walk returns the rules' states after canonical path p, in buf. The
+// states of p's parent come from a cache, so a call costs one step per rule
+// on the final element.
 func (cp *policy) walk(p string, buf states) states {
+	if len(cp.rules) == 0 {
+		return buf[:0]
+	}
+	if p == "/" {
+		return append(buf[:0], cp.dirStates("/")...)
+	}
+	dir, name := semfs.Split(p)
+	return cp.stepAll(cp.dirStates(dir), name, buf)
+}
+
+// maxCachedDirs bounds the directory-state cache; when it fills, it starts
+// over empty.
+const maxCachedDirs = 4096
+
+// dirCache maps a directory path to its *dirInfo.
+type dirCache struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+// dirInfo is what the rules say at a directory: their states, and the
+// checks that decide its entries (immutable once built).
+type dirInfo struct {
+	s      states
+	checks []childCheck
+}
+
+// childCheck is one rule that can decide an entry of a directory: always
+// (it covers the directory), or when the entry's name matches one of segs
+// (the pattern's final elements).
+type childCheck struct {
+	access Access
+	always bool
+	segs   []*seg
+}
+
+// dirStates returns the rules' states at directory dir; the result is
+// shared and must not be modified.
+func (cp *policy) dirStates(dir string) states { return cp.dir(dir).s }
+
+// dir returns the cached rule information of directory dir.
+func (cp *policy) dir(dir string) *dirInfo {
+	c := cp.cache.Load()
+	if v, ok := c.m.Load(dir); ok {
+		return v.(*dirInfo)
+	}
+	d := &dirInfo{s: cp.walkSlow(dir, make(states, 0, len(cp.rules)))}
+	// Last rule first: the first check that decides an entry wins.
+	for i := len(cp.rules) - 1; i >= 0; i-- {
+		r, si := &cp.rules[i], d.s[i]
+		if si == 0 {
+			continue
+		}
+		if si&r.done != 0 {
+			d.checks = append(d.checks, childCheck{access: r.Access, always: true})
+			break
+		}
+		var segs []*seg
+		for live := si &^ (r.done | r.anyMask); live != 0; live &= live - 1 {
+			j := bits.TrailingZeros64(live)
+			if r.closure(1<<(j+1))&r.done != 0 {
+				segs = append(segs, &r.segs[j])
+			}
+		}
+		if len(segs) > 0 {
+			d.checks = append(d.checks, childCheck{access: r.Access, segs: segs})
+		}
+	}
+	if c.n.Add(1) > maxCachedDirs {
+		cp.cache.Store(new(dirCache))
+	} else {
+		c.m.Store(dir, d)
+	}
+	return d
+}
+
+// child returns the access of the entry name of directory d.
+func (cp *policy) child(d *dirInfo, name string) Access {
+	for _, c := range d.checks {
+		if c.always {
+			return c.access
+		}
+		for _, sg := range c.segs {
+			if sg.match(name) {
+				return c.access
+			}
+		}
+	}
+	return cp.def
+}
+
+// walkSlow steps every rule through every element of p.
+func (cp *policy) walkSlow(p string, buf states) states {
 	s := buf[:0]
 	for i := range cp.rules {
 		s = append(s, cp.rules[i].start)
@@ -333,21 +432,6 @@ func (cp *policy) decide(s states) (Access, *rule) {
 		}
 	}
 	return cp.def, nil
-}
-
-// child returns the access of the entry name of a directory whose states
-// are s.
-func (cp *policy) child(s states, name string) Access {
-	for i := len(cp.rules) - 1; i >= 0; i-- {
-		r := &cp.rules[i]
-		if s[i] == 0 {
-			continue
-		}
-		if s[i]&r.done != 0 || r.step(s[i], name)&r.done != 0 {
-			return r.Access
-		}
-	}
-	return cp.def
 }
 
 // grantsBelow reports whether, at a path whose states are s, some path
