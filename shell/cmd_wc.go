@@ -109,7 +109,13 @@ func wcCount(data []byte) wcCounts {
 	k := wcCounts{bytes: int64(len(data))}
 	inWord := false
 	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
+		var r rune
+		n := 1
+		if b := data[i]; b < utf8.RuneSelf {
+			r = rune(b)
+		} else {
+			r, n = utf8.DecodeRune(data[i:])
+		}
 		i += n
 		k.chars++
 		if r == '\n' {

@@ -14,6 +14,10 @@ func fnmatch(pattern, name string, icase bool) bool {
 	if icase {
 		pattern, name = strings.ToLower(pattern), strings.ToLower(name)
 	}
+	// "*.go": a suffix test.
+	if len(pattern) > 1 && pattern[0] == '*' && !strings.ContainsAny(pattern[1:], "*?[\\") {
+		return strings.HasSuffix(name, pattern[1:])
+	}
 	return match(pattern, name)
 }
 
