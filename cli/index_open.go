@@ -16,10 +16,6 @@ import (
 	"github.com/semfs/semfs/meta"
 )
 
-// testSpaces, when set by a test, replaces the compiled-in models (tests use
-// the deterministic embeddingtest embedder; the binary never does).
-var testSpaces *embedding.Spaces
-
 // indexPath is where the tree's index lives: --index, or ROOT/.semfs/index.db.
 func (a *App) indexPath() (string, error) {
 	if strings.HasPrefix(a.Index, "postgres://") || strings.HasPrefix(a.Index, "postgresql://") {
@@ -41,9 +37,6 @@ func (a *App) logger() *slog.Logger {
 
 // spaces returns the embedding models of the tree (the compiled-in default).
 func (a *App) spaces() (embedding.Spaces, error) {
-	if testSpaces != nil {
-		return *testSpaces, nil
-	}
 	s, err := models.Default()
 	if err != nil {
 		return s, fmt.Errorf("loading the embedding model: %w", err)

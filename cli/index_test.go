@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/semfs/semfs"
+)
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestIndexCommands(t *testing.T) {
+	dir := t.TempDir()
+	must := func(p, s string) {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must("notes/auth.md", "# Login\n\nThe login handler rejects valid passwords after the upgrade.\n")
+	must("src/url.go", "package src\n\n// ParseURL splits a URL into scheme, host and path.\nfunc ParseURL(s string) {}\n")
+	must("bin/blob", "\x00\x01\x02")
+
+	out, errs, code := run(t, "index", dir, "--json")
+	if code != 0 {
+		t.Fatalf("index: %d %s", code, errs)
+	}
+	var rep indexReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Added != 3 || rep.Files != 3 || rep.Embedded == 0 {
+		t.Fatalf("index report: %s %v", out, err)
+	}
+	// Incremental: nothing re-read, nothing re-embedded.
+	out, _, _ = run(t, "index", dir, "--json")
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Unchanged != 3 || rep.Bytes != 0 || rep.Embedded != 0 {
+		t.Fatalf("re-index not incremental: %s", out)
+	}
+	must("notes/auth.md", "# Login\n\nThe login handler rejects valid passwords after the upgrade.\n\nNew paragraph.\n")
+	out, _, _ = run(t, "index", dir, "--json")
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Updated != 1 || rep.Unchanged != 2 {
+		t.Fatalf("changed file not updated: %s", out)
+	}
+
+	out, errs, code = run(t, "--root", dir, "tag", "/notes/auth.md", "--task", "fix auth bug", "--app", "editor", "--kv", "team=infra", "--json")
+	if code != 0 {
+		t.Fatalf("tag: %d %s", code, errs)
+	}
+	var m semfs.Meta
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Task != "fix auth bug" || m.Extra["team"] != "infra" {
+		t.Fatalf("tag output: %s", out)
+	}
+	out, _, code = run(t, "--root", dir, "query", "auth", "--json")
+	var qr []semfs.QueryResult
+	if err := json.Unmarshal([]byte(out), &qr); code != 0 || err != nil || len(qr) == 0 || qr[0].Path != "/notes/auth.md" || qr[0].Score < 1 {
+		t.Fatalf("query: %d %s", code, out)
+	}
+	out, _, code = run(t, "--root", dir, "search", "parse", "url", "--json")
+	var sr struct {
+		Hits []semfs.SearchHit
+		Next string
+	}
+	if err := json.Unmarshal([]byte(out), &sr); code != 0 || err != nil || len(sr.Hits) == 0 || sr.Hits[0].Path != "/src/url.go" || sr.Hits[0].Line == 0 {
+		t.Fatalf("search: %d %s", code, out)
+	}
+	out, _, code = run(t, "--root", dir, "search", "login", "tag:team=infra")
+	if code != 0 || !strings.Contains(out, "/notes/auth.md:") || strings.Contains(out, "url.go") {
+		t.Fatalf("search text: %d %s", code, out)
+	}
+	out, _, code = run(t, "--root", dir, "related", "/src/url.go", "--json")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "[") {
+		t.Fatalf("related: %d %s", code, out)
+	}
+	out, _, code = run(t, "--root", dir, "reindex", "--json")
+	json.Unmarshal([]byte(out), &rep)
+	if code != 0 || rep.Updated != 3 {
+		t.Fatalf("reindex: %d %s", code, out)
+	}
+	// Tags survive a reindex.
+	out, _, _ = run(t, "--root", dir, "query", "infra", "editor", "--json")
+	if !strings.Contains(out, "fix auth bug") {
+		t.Fatalf("tags lost by reindex: %s", out)
+	}
+	// Bad input: clear errors and stable exit codes.
+	if _, errs, code := run(t, "--root", dir, "query", " "); code != ExitInvalid || !strings.Contains(errs, "empty query") {
+		t.Fatalf("empty query: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "--root", dir, "tag", "/nope", "--task", "x"); code != ExitNotExist || errs == "" {
+		t.Fatalf("tag missing: %d %s", code, errs)
+	}
+	if _, errs, code := run(t, "--root", dir, "tag", "/notes/auth.md", "--kv", "novalue"); code != ExitUsage || !strings.Contains(errs, "key=value") {
+		t.Fatalf("bad kv: %d %s", code, errs)
+	}
+	if _, _, code := run(t, "--root", dir, "search", "x", "--cursor", "bogus"); code != ExitInvalid {
+		t.Fatalf("bad cursor: %d", code)
+	}
+	if _, _, code := run(t, "index", filepath.Join(dir, "missing")); code != ExitUsage {
+		t.Fatalf("missing dir: %d", code)
+	}
+	if _, _, code := run(t, "--root", dir, "--index", "postgres://x/y", "query", "a"); code != ExitUsage {
+		t.Fatalf("postgres index: %d", code)
+	}
+}
