@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/semfs/semfs/memfs"
@@ -124,9 +126,12 @@ func BenchmarkMillionEmptyFiles(b *testing.B) {
 			}
 		}
 		after := heapInuse()
+		debug.FreeOSMemory()
+		rss := residentBytes()
 		runtime.KeepAlive(m)
 		b.ReportMetric(float64(after-before)/1e6, "MB-heap")
 		b.ReportMetric(float64(after-before)/n, "B/file")
+		b.ReportMetric(float64(rss)/1e6, "MB-rss-process")
 	}
 }
 
@@ -145,4 +150,20 @@ func BenchmarkRandomInserts100k(b *testing.B) {
 			}
 		}
 	}
+}
+
+// residentBytes returns the resident set size of this process (Linux), or 0.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb)
+			return kb << 10
+		}
+	}
+	return 0
 }
