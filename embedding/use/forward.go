@@ -175,22 +175,32 @@ func layerNorm(dst, src []float32, n, d int, g, b []float32) {
 func attention(dst, qkv []float32, offs []int, d int, scale float32, probs []float32) {
 	dh := d / numHeads
 	stride := 3 * d
+	simd := hasSIMD && dh%8 == 0
 	q := make([]float32, dh)
+	var s4 [4]float32
 	for si := 0; si+1 < len(offs); si++ {
 		lo, hi := offs[si], offs[si+1]
 		for hd := 0; hd < numHeads; hd++ {
+			kOff, vOff := d+hd*dh, 2*d+hd*dh
 			for i := lo; i < hi; i++ {
 				qi := qkv[i*stride+hd*dh : i*stride+hd*dh+dh]
 				for c, v := range qi {
 					q[c] = v * scale
 				}
-				m := float32(math.Inf(-1))
 				p := probs[:hi-lo]
-				for j := lo; j < hi; j++ {
-					kj := qkv[j*stride+d+hd*dh : j*stride+d+hd*dh+dh]
-					sc := dot(q, kj)
-					p[j-lo] = sc
-					m = max(m, sc)
+				j := lo
+				if simd {
+					for ; j+4 <= hi; j += 4 {
+						dot1x4(&q[0], &qkv[j*stride+kOff], stride, dh, &s4)
+						copy(p[j-lo:j-lo+4], s4[:])
+					}
+				}
+				for ; j < hi; j++ {
+					p[j-lo] = dot(q, qkv[j*stride+kOff:j*stride+kOff+dh])
+				}
+				m := float32(math.Inf(-1))
+				for _, v := range p {
+					m = max(m, v)
 				}
 				var sum float32
 				for j := range p {
@@ -202,7 +212,11 @@ func attention(dst, qkv []float32, offs []int, d int, scale float32, probs []flo
 				clear(o)
 				for j := lo; j < hi; j++ {
 					pj := p[j-lo] / sum
-					vj := qkv[j*stride+2*d+hd*dh : j*stride+2*d+hd*dh+dh]
+					vj := qkv[j*stride+vOff : j*stride+vOff+dh]
+					if simd {
+						axpy(pj, &vj[0], &o[0], dh)
+						continue
+					}
 					for c, v := range vj {
 						o[c] += pj * v
 					}

@@ -12,3 +12,9 @@ func gemm6x16(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)
 
 //go:noescape
 func gemm1x16(a *float32, wp *uint16, d int, c *float32)
+
+//go:noescape
+func dot1x4(a *float32, w *float32, ldw int, d int, out *[4]float32)
+
+//go:noescape
+func axpy(alpha float32, x *float32, y *float32, n int)

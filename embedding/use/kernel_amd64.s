@@ -2,6 +2,17 @@
 
 #include "textflag.h"
 
+// Reduce four 8-lane accumulators A,B,C,D to [ΣA, ΣB, ΣC, ΣD] in the low
+// 128 bits of A and store them at dst. Clobbers B, C and D.
+#define REDUCE4(A, B, C, D, XA, XB, dst) \
+	VHADDPS B, A, A \
+	VHADDPS D, C, C \
+	VHADDPS C, A, A \
+	VEXTRACTF128 $1, A, XB \
+	VADDPS XB, XA, XA \
+	VMOVUPS XA, dst
+
+
 // func gemm6x16(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)
 // For i < 6, j < 16: c[i*ldc+j] += Σ_k a[i*lda+k] * half(wp[16*k+j]), k < d.
 // wp is one panel of 16 output columns of IEEE float16 weights (see
@@ -114,5 +125,58 @@ loop1x16:
 	VADDPS 32(DX), Y1, Y1
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func dot1x4(a *float32, w *float32, ldw int, d int, out *[4]float32)
+// out[j] = Σ_k a[k] * w[j*ldw+k] for j < 4, k < d (d a positive multiple of 8).
+TEXT ·dot1x4(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ w+8(FP), DI
+	MOVQ ldw+16(FP), BX
+	MOVQ d+24(FP), CX
+	MOVQ out+32(FP), DX
+	SHLQ $2, BX
+	SHLQ $2, CX
+	LEAQ (DI)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ R13, R13
+
+loop1x4:
+	VMOVUPS (SI)(R13*1), Y12
+	VFMADD231PS (DI)(R13*1), Y12, Y0
+	VFMADD231PS (R10)(R13*1), Y12, Y1
+	VFMADD231PS (R11)(R13*1), Y12, Y2
+	VFMADD231PS (R12)(R13*1), Y12, Y3
+	ADDQ $32, R13
+	CMPQ R13, CX
+	JLT  loop1x4
+
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X1, (DX))
+	VZEROUPPER
+	RET
+
+// func axpy(alpha float32, x *float32, y *float32, n int)
+// y[k] += alpha * x[k] for k < n; n a positive multiple of 8.
+TEXT ·axpy(SB), NOSPLIT, $0-32
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHLQ $2, CX
+	XORQ AX, AX
+
+loopaxpy:
+	VMOVUPS (DI)(AX*1), Y1
+	VFMADD231PS (SI)(AX*1), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT  loopaxpy
 	VZEROUPPER
 	RET

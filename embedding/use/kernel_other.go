@@ -12,3 +12,11 @@ func gemm6x16(a *float32, lda int, wp *uint16, d int, c *float32, ldc int) {
 func gemm1x16(a *float32, wp *uint16, d int, c *float32) {
 	panic("use: gemm1x16 without SIMD")
 }
+
+func dot1x4(a *float32, w *float32, ldw int, d int, out *[4]float32) {
+	panic("use: dot1x4 without SIMD")
+}
+
+func axpy(alpha float32, x *float32, y *float32, n int) {
+	panic("use: axpy without SIMD")
+}
