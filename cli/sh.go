@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/shell"
+)
+
+func init() { Register("sh", newSh) }
+
+// ShellExit is the error of a script that exited with a non-zero status;
+// ExitStatus is the status the process should exit with.
+type ShellExit struct{ Code int }
+
+func (e ShellExit) Error() string   { return fmt.Sprintf("script exited with status %d", e.Code) }
+func (e ShellExit) ExitStatus() int { return e.Code }
+
+func newSh(app *App) *cobra.Command {
+	var script, groups string
+	var readOnly, indexed bool
+	cmd := &cobra.Command{
+		Use:   "sh [-c SCRIPT | SCRIPT-FILE]",
+		Short: "Run a virtual shell over the tree (ls, cat, grep, find, ... as Go builtins)",
+		Long: `Run bash-syntax scripts over the tree at --root: pipes, redirections, globs
+(including **), cd, variables, loops, $(...), heredocs. Commands are Go
+builtins (ls cat grep find head tail wc sort uniq cut tr xargs tree stat du
+mkdir echo printf basename dirname test, plus search, query and tag); no host
+program is ever started and no host path is reachable.
+
+With -c, runs SCRIPT. With a file argument, runs the script in that host
+file. Otherwise, if standard input is a terminal, starts an interactive
+session with line editing and history; else reads the script from standard
+input.
+
+--groups g1,g2 opens the session as a principal in those groups: files whose
+visibility groups it is not in do not exist for it. Without --groups the
+session sees the whole tree. When the tree has an index (ROOT/.semfs/index.db,
+or --index), search, query and tag use it and grep -r asks it for candidate
+files; --indexed requires it.
+
+The exit status is the script's.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if script != "" && len(args) > 0 {
+				return Usagef("give either -c SCRIPT or a script file, not both")
+			}
+			fsys, err := app.openShellTree(ctx, readOnly, indexed)
+			if err != nil {
+				return err
+			}
+			opts := shell.Options{ReadOnly: readOnly, Principal: semfs.Principal{ID: "sh", Admin: true}}
+			if groups != "" {
+				var gs []string
+				for _, g := range strings.Split(groups, ",") {
+					if g = strings.TrimSpace(g); g != "" {
+						gs = append(gs, g)
+					}
+				}
+				opts.Principal = semfs.Principal{ID: "sh", Groups: gs}
+				tree, err := shell.NewTree(semfs.WithPrincipal(ctx, semfs.Principal{ID: "sh-tree", Admin: true}), fsys)
+				if err != nil {
+					return err
+				}
+				opts.View = tree.View(opts.Principal)
+			}
+			sess := shell.New(fsys, opts)
+			switch {
+			case script != "":
+				return shExit(sess.Run(ctx, script, app.Stdin, app.Stdout, app.Stderr))
+			case len(args) == 1:
+				data, err := os.ReadFile(args[0])
+				if err != nil {
+					return Usagef("cannot read the script file: %v", err)
+				}
+				return shExit(sess.Run(ctx, string(data), app.Stdin, app.Stdout, app.Stderr))
+			}
+			if f, ok := app.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				return interactive(ctx, sess, f, app.Stdout)
+			}
+			data, err := io.ReadAll(app.Stdin)
+			if err != nil {
+				return err
+			}
+			return shExit(sess.Run(ctx, string(data), nil, app.Stdout, app.Stderr))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&script, "command", "c", "", "run SCRIPT")
+	f.StringVar(&groups, "groups", "", "comma-separated groups of the session's principal; hidden files do not exist for it")
+	f.BoolVar(&readOnly, "read-only", false, "refuse every write (redirections, mkdir, tag)")
+	f.BoolVar(&indexed, "indexed", false, "require the tree's index (search, query, tag, indexed grep)")
+	return cmd
+}
+
+// openShellTree opens the tree under the metadata layer when it has an
+// index (or --indexed asks for one), and the plain host tree otherwise.
+func (a *App) openShellTree(ctx context.Context, readOnly, indexed bool) (semfs.FS, error) {
+	if !indexed {
+		if p, err := a.indexPath(); err != nil || !fileExists(p) {
+			return a.openRootFS(readOnly)
+		}
+	}
+	m, _, err := a.openIndexedTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func shExit(code int, err error) error {
+	switch {
+	case err != nil && code == shell.ExitLimit:
+		return ShellExit{code} // the shell already explained it on stderr
+	case err != nil && !errors.Is(err, context.Canceled):
+		return err
+	case code != 0:
+		return ShellExit{code}
+	}
+	return nil
+}
+
+// interactive runs a read-eval loop on a terminal with line editing and
+// history (golang.org/x/term). Incomplete input (an open quote, a loop
+// without done) continues on the next line.
+func interactive(ctx context.Context, sess *shell.Session, tty *os.File, stdout io.Writer) error {
+	old, err := term.MakeRaw(int(tty.Fd()))
+	if err != nil {
+		return err
+	}
+	defer term.Restore(int(tty.Fd()), old)
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{tty, stdout}, "")
+	if w, h, err := term.GetSize(int(tty.Fd())); err == nil {
+		t.SetSize(w, h)
+	}
+	fmt.Fprintf(t, "semfs sh: builtins only, no host programs. Type 'exit' or Ctrl-D to leave.\r\n")
+	var pending strings.Builder
+	last := 0
+	for !sess.Exited() {
+		if pending.Len() == 0 {
+			t.SetPrompt(fmt.Sprintf("semfs:%s$ ", sess.Dir()))
+		} else {
+			t.SetPrompt("> ")
+		}
+		line, err := t.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		pending.WriteString(line)
+		pending.WriteString("\n")
+		src := pending.String()
+		if _, perr := syntax.NewParser().Parse(strings.NewReader(src), ""); perr != nil && syntax.IsIncomplete(perr) {
+			continue
+		}
+		pending.Reset()
+		last, _ = sess.Run(ctx, src, nil, t, t)
+	}
+	if last != 0 {
+		return ShellExit{last}
+	}
+	return nil
+}
