@@ -265,3 +265,18 @@ func TestDrainRejectsWrongSizedVectors(t *testing.T) {
 		t.Error("EmbedNow stored a vector of the wrong size")
 	}
 }
+
+func TestRunDrainsOnTick(t *testing.T) {
+	s := embeddingtest.NewStore()
+	w := &embedding.Worker{Store: s, Space: "tags", Embedder: embeddingtest.New(), Interval: 5 * time.Millisecond}
+	c, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go w.Run(c)
+	fill(s, "tags", 3) // no Kick: the next tick must find them
+	for deadline := time.Now().Add(5 * time.Second); w.Progress().Done != 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("rows not drained by the ticker; progress %+v", w.Progress())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
