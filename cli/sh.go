@@ -148,7 +148,7 @@ func interactive(ctx context.Context, sess *shell.Session, tty *os.File, stdout 
 		io.Reader
 		io.Writer
 	}{tty, stdout}, "")
-	if w, h, err := term.GetSize(int(tty.Fd())); err == nil {
+	if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
 		t.SetSize(w, h)
 	}
 	fmt.Fprintf(t, "semfs sh: builtins only, no host programs. Type 'exit' or Ctrl-D to leave.\r\n")
