@@ -267,6 +267,7 @@ func allCases() []testCase {
 		{"IOFS", anyFS, testIOFS},
 		{"Cancelled", writeFS, testCancelled},
 		{"CancelledRead", anyFS, testCancelledRead},
+		{"Snapshot", writeFS, testSnapshot},
 		{"ReadOnly", readOnlyFS, testReadOnly},
 	}
 }

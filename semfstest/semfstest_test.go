@@ -294,6 +294,14 @@ func (b shortReads) Open(ctx context.Context, name string) (fs.File, error) {
 	return &shortFile{File: f, left: info.Size() - 1}, nil
 }
 
+// restoresBlindly empties the tree before it reads the stream.
+type restoresBlindly struct{ *memfs.FS }
+
+func (b restoresBlindly) Restore(ctx context.Context, r io.Reader) error {
+	b.FS.RemoveAll(ctx, "/")
+	return b.FS.Restore(ctx, r)
+}
+
 // writableReadOnly claims to be read-only but accepts writes.
 type writableReadOnly struct{ *memfs.FS }
 
@@ -320,6 +328,7 @@ func TestSuiteCatchesBrokenFS(t *testing.T) {
 		{"removes the root", func(m *memfs.FS) semfs.FS { return removesRoot{m} }, []string{"Remove"}},
 		{"ignores O_EXCL", func(m *memfs.FS) semfs.FS { return ignoresExcl{m} }, []string{"OpenFile"}},
 		{"ignores O_APPEND", func(m *memfs.FS) semfs.FS { return ignoresAppend{m} }, []string{"OpenFile"}},
+		{"restores blindly", func(m *memfs.FS) semfs.FS { return restoresBlindly{m} }, []string{"Snapshot"}},
 		{"short reads", func(m *memfs.FS) semfs.FS { return shortReads{m} }, []string{"RoundTrip", "ReadSeeded"}},
 	}
 	for _, b := range all {
