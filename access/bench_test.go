@@ -47,6 +47,7 @@ func BenchmarkStat(b *testing.B) {
 		fsys semfs.FS
 	}{
 		{"bare", inner},
+		{"access-norules", access.New(inner, access.Policy{})},
 		{"access", access.New(inner, benchPolicy())},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -70,6 +71,7 @@ func BenchmarkReadDir(b *testing.B) {
 		ctx  context.Context
 	}{
 		{"bare", inner, ctx},
+		{"access-norules", access.New(inner, access.Policy{}), ctx},
 		{"access", access.New(inner, benchPolicy()), ctx},
 		{"access-session-meta", access.New(tagged, benchPolicy()), session},
 	} {

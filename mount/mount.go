@@ -47,11 +47,12 @@ func WithModTime(t time.Time) Option { return func(c *config) { c.modTime = t } 
 // FS is a mount table. It is safe for concurrent use; the table itself is
 // fixed at New.
 type FS struct {
-	mounts   []*mnt              // longest At first
-	points   map[string]*mnt     // mount point -> mount
-	dirs     map[string][]string // proper ancestor of a mount point -> sorted child names leading to mount points
-	writable string              // "/memory, /work" for error details
-	modTime  time.Time
+	mounts    []*mnt              // longest At first
+	points    map[string]*mnt     // mount point -> mount
+	dirs      map[string][]string // proper ancestor of a mount point -> sorted child names leading to mount points
+	writable  string              // "/memory, /work" for error details
+	structLen int                 // length of the longest mount point
+	modTime   time.Time
 }
 
 // mnt is a mount with its path translation.
@@ -120,6 +121,7 @@ func New(mounts []Mount, opts ...Option) (*FS, error) {
 			return nil, semfs.PathErr("mount", at, semfs.ErrInvalid, "two mounts at the same path")
 		}
 		m.At = at
+		f.structLen = max(f.structLen, len(at))
 		e := &mnt{Mount: m, identity: m.KeepAbsolute || at == "/"}
 		f.points[at] = e
 		f.mounts = append(f.mounts, e)
@@ -189,6 +191,9 @@ func (f *FS) resolve(p string) *mnt {
 
 // structural reports whether p is a mount point or a directory above one.
 func (f *FS) structural(p string) bool {
+	if len(p) > f.structLen {
+		return false // the common case, without hashing p
+	}
 	if _, ok := f.points[p]; ok {
 		return true
 	}

@@ -62,7 +62,12 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if m == nil {
 		return nil, semfs.PathErr("read", p, semfs.ErrNotExist, "")
 	}
-	data, err := semfs.ReadFile(ctx, m.FS, m.inner(p))
+	var data []byte
+	if r, ok := m.FS.(semfs.ReadFileFS); ok {
+		data, err = r.ReadFile(ctx, m.inner(p)) // p is clean already
+	} else {
+		data, err = semfs.ReadFile(ctx, m.FS, m.inner(p))
+	}
 	return data, m.err(err, "read", p)
 }
 
