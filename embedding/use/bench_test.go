@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,12 +74,13 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// TestLoadStats logs the load time and the heap the loaded model holds
+// TestLoadStats logs the load time and the memory the loaded model holds
 // (run with -v; the numbers go to docs/bench/use.md).
 func TestLoadStats(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	rss0 := vmRSS()
 	start := time.Now()
 	m, err := load(weightsFile, weightsSHA256)
 	took := time.Since(start)
@@ -86,10 +89,25 @@ func TestLoadStats(t *testing.T) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	t.Logf("load %v, model heap %.1f MiB, weight file %.1f MiB", took.Round(time.Millisecond),
-		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), float64(len(weightsFile))/(1<<20))
+	t.Logf("load %v, model heap %.1f MiB, resident +%.1f MiB, weight file %.1f MiB", took.Round(time.Millisecond),
+		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), float64(vmRSS()-rss0)/(1<<20), float64(len(weightsFile))/(1<<20))
 	if took > 5*time.Second {
 		t.Errorf("load took %v", took)
 	}
 	runtime.KeepAlive(m)
+}
+
+// vmRSS returns the process's resident set size in bytes (0 if unknown).
+func vmRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -201,7 +201,26 @@ func parseWeights(data []byte, want string) (*weights, error) {
 		return v
 	}
 	getMatrix := func(name string, in, out int) matrix {
-		return newMatrix(getHalf(name, in, out), in, out)
+		if !hasSIMD || out%16 != 0 {
+			return newMatrix(getHalf(name, in, out), in, out)
+		}
+		// Pack straight from the file bytes: no intermediate copy.
+		t, ok := lookup(name, []int{in, out})
+		if !ok {
+			return matrix{in: in, out: out}
+		}
+		if t.f16 == nil {
+			r.err = fmt.Errorf("%w: tensor %q is not float16", errCorrupt, name)
+			return matrix{in: in, out: out}
+		}
+		m := matrix{in: in, out: out, panels: make([]uint16, in*out)}
+		for c := 0; c < in; c++ {
+			row := t.f16[2*c*out : 2*(c+1)*out]
+			for j := 0; j < out; j++ {
+				m.panels[(j/16)*in*16+c*16+j%16] = binary.LittleEndian.Uint16(row[2*j:])
+			}
+		}
+		return m
 	}
 	w.emb = getHalf("emb", embedRows, embDim)
 	w.timing = get("timing", 1, timingHalf)
