@@ -22,14 +22,22 @@
 //
 // # Privileges
 //
-// Mounting needs CAP_SYS_ADMIN and /dev/fuse. Once the mount is up, a
-// daemon running as root starts a small unmount helper (the same binary,
-// re-executed) that keeps CAP_SYS_ADMIN only and waits on a pipe, then
-// drops every capability from its own effective, permitted, inheritable,
-// ambient and bounding sets, on every thread. The serving process thereby
-// holds no privilege for the rest of its life. When the daemon stops — or
-// dies, even by SIGKILL — the pipe closes and the helper detaches the
-// mount, so no dead mount is left behind.
+// Mounting needs CAP_SYS_ADMIN and /dev/fuse. A daemon started as root in
+// mount mode with DropCaps (the default) mounts with mount(2) on a fresh
+// /dev/fuse descriptor, starts a small unmount helper, and then re-executes
+// itself with no capabilities at all: capabilities are per thread, so the
+// sets are emptied on one locked thread which then execs, with
+// SECBIT_NOROOT locked and an empty bounding set, so neither this image nor
+// anything it runs can regain a privilege. The new image boots, serves the
+// inherited descriptor and the socket, and holds no capability for its
+// whole life (CapEff, CapPrm, CapBnd and CapAmb are 0 in /proc/PID/status).
+// The helper — the same binary, re-executed with CAP_SYS_ADMIN alone as an
+// ambient capability — does nothing but wait on a pipe from the daemon;
+// when the daemon stops, or dies even by SIGKILL, the pipe closes and the
+// helper detaches the mount, so no dead mount is left behind.
+//
+// With SEMFS_DROP_CAPS=0 (or when not root, mounting via fusermount3) the
+// daemon mounts in-process and keeps whatever privileges it started with.
 //
 // # Attribution
 //
@@ -46,8 +54,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/semfs/semfs"
@@ -66,7 +76,7 @@ type Main struct {
 	stack   *stack
 	fsys    semfs.FS
 	mnt     *fusefs.Server
-	helper  *unmountHelper
+	helper  *os.File // write end of the unmount helper's pipe
 	sock    *socketServer
 	started time.Time
 	ready   atomic.Bool
@@ -100,6 +110,9 @@ func (m *Main) Start(ctx context.Context) error {
 		m.log.Info("semfs daemon is off (SEMFS_MODE=off): no mount, no socket")
 		return nil
 	}
+	if cfg.Mode == ModeMount && cfg.DropCaps && os.Geteuid() == 0 && os.Getenv(fuseFDEnv) == "" {
+		return m.mountAndDropPrivileges()
+	}
 	st, err := openStack(ctx, cfg, m.log)
 	if err != nil {
 		return err
@@ -130,11 +143,11 @@ func (m *Main) Start(ctx context.Context) error {
 
 func (m *Main) mount() error {
 	cfg := m.Config
+	advice := "To run without a mount set SEMFS_MODE=headless (control socket only), or SEMFS_MODE=off to turn semfs off"
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return fmt.Errorf("daemon: cannot mount at %s: /dev/fuse is missing (%v).\n"+
-			"To run without a mount set SEMFS_MODE=headless (control socket only), or SEMFS_MODE=off to turn semfs off", cfg.Mount, err)
+		return fmt.Errorf("daemon: cannot mount at %s: /dev/fuse is missing (%v).\n%s", cfg.Mount, err, advice)
 	}
-	mnt, err := fusefs.Mount(cfg.Mount, m.fsys, fusefs.Options{
+	opts := fusefs.Options{
 		Principal:    m.apps.Principal,
 		AllowOther:   cfg.AllowOther,
 		StatfsDir:    cfg.Data,
@@ -142,26 +155,61 @@ func (m *Main) mount() error {
 		EntryTimeout: cfg.AttrTimeout,
 		Debug:        cfg.Debug,
 		Logf:         func(format string, args ...any) { m.log.Warn(fmt.Sprintf(format, args...)) },
-	})
+	}
+	if fdText := os.Getenv(fuseFDEnv); fdText != "" {
+		// This image was exec'd without capabilities by one that mounted.
+		fd, err1 := strconv.Atoi(fdText)
+		hfd, err2 := strconv.Atoi(os.Getenv(helperFDEnv))
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("daemon: bad %s/%s", fuseFDEnv, helperFDEnv)
+		}
+		m.helper = os.NewFile(uintptr(hfd), "unmount-helper")
+		os.Unsetenv(fuseFDEnv)
+		os.Unsetenv(helperFDEnv)
+		mnt, err := fusefs.ServeFD(fd, cfg.Mount, m.fsys, opts)
+		if err != nil {
+			return fmt.Errorf("daemon: serving the mount at %s: %w", cfg.Mount, err)
+		}
+		m.mnt, m.dropped = mnt, true
+		return nil
+	}
+	mnt, err := fusefs.Mount(cfg.Mount, m.fsys, opts)
 	if err != nil {
-		return fmt.Errorf("daemon: cannot mount at %s: %w.\n"+
-			"To run without a mount set SEMFS_MODE=headless (control socket only), or SEMFS_MODE=off to turn semfs off", cfg.Mount, err)
+		return fmt.Errorf("daemon: cannot mount at %s: %w.\n%s", cfg.Mount, err, advice)
 	}
 	m.mnt = mnt
-	if cfg.DropCaps && os.Geteuid() == 0 {
-		h, err := startUnmountHelper(mnt.Dir())
-		if err != nil {
-			return fmt.Errorf("daemon: starting the unmount helper before dropping capabilities: %w (set SEMFS_DROP_CAPS=0 to keep them)", err)
-		}
-		m.helper = h
-		if err := DropCapabilities(); err != nil {
-			return fmt.Errorf("daemon: dropping capabilities: %w (set SEMFS_DROP_CAPS=0 to keep them)", err)
-		}
-		m.dropped = true
-	} else if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && !cfg.DropCaps {
 		m.log.Warn("semfs daemon keeps its capabilities (SEMFS_DROP_CAPS=0): the serving process holds CAP_SYS_ADMIN for its whole life")
 	}
 	return nil
+}
+
+// mountAndDropPrivileges is the privileged first image of a daemon started
+// as root with DropCaps: it mounts, starts the unmount helper, and re-execs
+// itself with no capabilities, handing over the /dev/fuse descriptor and the
+// helper's pipe. It returns only on failure.
+func (m *Main) mountAndDropPrivileges() error {
+	cfg := m.Config
+	advice := "To run without a mount set SEMFS_MODE=headless (control socket only), or SEMFS_MODE=off to turn semfs off; SEMFS_DROP_CAPS=0 keeps the capabilities"
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return fmt.Errorf("daemon: cannot mount at %s: /dev/fuse is missing (%v).\n%s", cfg.Mount, err, advice)
+	}
+	fd, err := fusefs.PrepareMount(cfg.Mount, cfg.AllowOther)
+	if err != nil {
+		return fmt.Errorf("daemon: cannot mount at %s: %w.\n%s", cfg.Mount, err, advice)
+	}
+	pipe, err := startUnmountHelper(cfg.Mount)
+	if err != nil {
+		syscall.Unmount(cfg.Mount, syscall.MNT_DETACH)
+		return fmt.Errorf("daemon: starting the unmount helper: %w.\n%s", err, advice)
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		env := append(os.Environ(), fmt.Sprintf("%s=%d", fuseFDEnv, fd), fmt.Sprintf("%s=%d", helperFDEnv, pipe.Fd()))
+		err = execWithCapabilities(nil, exe, os.Args, env)
+	}
+	pipe.Close() // the helper unmounts
+	return fmt.Errorf("daemon: re-executing without capabilities: %w.\n%s", err, advice)
 }
 
 func (m *Main) mountDir() string {
@@ -169,6 +217,11 @@ func (m *Main) mountDir() string {
 		return ""
 	}
 	return m.mnt.Dir()
+}
+
+func isMounted(dir string) bool {
+	_, mounted := fusefs.MountType(dir)
+	return mounted
 }
 
 // Health is the readiness answer of the `health` op.
@@ -196,9 +249,9 @@ func (m *Main) Close() error {
 			m.sock.close()
 		}
 		if m.mnt != nil {
-			if m.dropped {
+			if m.helper != nil {
 				// Without CAP_SYS_ADMIN only the helper can unmount.
-				errs = append(errs, m.helper.unmount())
+				errs = append(errs, stopHelper(m.helper, m.mnt.Dir(), isMounted))
 				m.mnt.Wait()
 			} else if err := m.mnt.Unmount(); err != nil {
 				errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/semfs/semfs/embedding/models"
 	"github.com/semfs/semfs/hostfs"
 	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/meta"
 )
 
 // stack is the tree the daemon serves and what keeps it: the host backing
@@ -22,6 +23,7 @@ type stack struct {
 	fsys   semfs.FS
 	host   *hostfs.FS
 	index  *sqlite.Index
+	meta   *meta.FS
 	spaces embedding.Spaces
 	marker embedding.Report
 
@@ -115,8 +117,8 @@ func (s *stack) close() error {
 		s.wg.Wait()
 	}
 	var errs []error
-	if c, ok := s.fsys.(interface{ Close() error }); ok && s.fsys != semfs.FS(s.host) {
-		errs = append(errs, c.Close())
+	if s.meta != nil {
+		errs = append(errs, s.meta.Close())
 	}
 	if s.host != nil {
 		errs = append(errs, s.host.Close())

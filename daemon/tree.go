@@ -2,14 +2,31 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/meta"
 )
 
-// newTree builds the served tree over the stack's host directory and index.
+// newTree builds the served tree: the metadata layer over the host
+// directory, keeping its rows in the index. It reconciles the index with the
+// directory first, so writes a crashed daemon acknowledged but did not index
+// are indexed now and rows of vanished files are dropped.
 func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) {
-	// TODO: the metadata layer (meta.New) over s.host and s.index once it lands.
-	log.Warn("metadata layer not available in this build: serving the backing directory without tags")
-	return s.host, nil
+	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: metadata layer: %w", err)
+	}
+	start := time.Now()
+	rep, err := m.Reconcile(ctx, meta.ReconcileOptions{})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("daemon: reconciling the index with the backing directory: %w", err)
+	}
+	log.Info("index reconciled with the backing directory", "files", rep.Files, "added", rep.Added,
+		"updated", rep.Updated, "removed", rep.Removed, "took", time.Since(start).Round(time.Millisecond))
+	s.meta = m
+	return m, nil
 }

@@ -53,8 +53,9 @@ func (o Options) logf(format string, args ...any) {
 
 // Server is a mounted tree.
 type Server struct {
-	dir string
-	srv *fuse.Server
+	dir   string
+	srv   *fuse.Server
+	magic bool // served on an inherited descriptor (ServeFD)
 }
 
 // Dir is the mount point.
@@ -87,6 +88,47 @@ func Mount(dir string, fsys semfs.FS, opts Options) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fusefs: creating mount point: %w", err)
 	}
+	return serve(dir, dir, fsys, opts)
+}
+
+// maxWrite is the largest READ/WRITE request: 1 MiB, the kernel's limit.
+const maxWrite = 1 << 20
+
+// PrepareMount mounts an empty FUSE connection at dir with mount(2) and
+// returns its /dev/fuse descriptor, without close-on-exec, for [ServeFD] —
+// typically in the same process after it exec'd itself without
+// privileges. It needs CAP_SYS_ADMIN. A stale mount is cleared first.
+func PrepareMount(dir string, allowOther bool) (fd int, err error) {
+	if err := ClearStale(dir); err != nil {
+		return -1, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return -1, fmt.Errorf("fusefs: creating mount point: %w", err)
+	}
+	fd, err = syscall.Open("/dev/fuse", syscall.O_RDWR, 0)
+	if err != nil {
+		return -1, fmt.Errorf("fusefs: opening /dev/fuse: %w", err)
+	}
+	data := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d,max_read=%d", fd, os.Geteuid(), os.Getegid(), maxWrite)
+	if allowOther {
+		data += ",allow_other"
+	}
+	if err := syscall.Mount("semfs", dir, "fuse.semfs", syscall.MS_NOSUID|syscall.MS_NODEV, data); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("fusefs: mount(2) at %s: %w (mounting needs CAP_SYS_ADMIN and /dev/fuse)", dir, err)
+	}
+	return fd, nil
+}
+
+// ServeFD serves fsys on fd, a FUSE connection already mounted at dir (see
+// [PrepareMount]). Unmounting such a mount needs CAP_SYS_ADMIN, which the
+// serving process may have dropped: [Server.Unmount] then fails, and
+// whoever kept the privilege detaches it.
+func ServeFD(fd int, dir string, fsys semfs.FS, opts Options) (*Server, error) {
+	return serve(fmt.Sprintf("/dev/fd/%d", fd), dir, fsys, opts)
+}
+
+func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error) {
 	if opts.UID == 0 && opts.GID == 0 {
 		opts.UID, opts.GID = uint32(os.Getuid()), uint32(os.Getgid())
 	}
@@ -101,7 +143,7 @@ func Mount(dir string, fsys semfs.FS, opts Options) (*Server, error) {
 			Name:          "semfs",
 			DirectMount:   os.Geteuid() == 0,
 			AllowOther:    opts.AllowOther,
-			MaxWrite:      1 << 20,
+			MaxWrite:      maxWrite,
 			DisableXAttrs: true,
 			Debug:         opts.Debug,
 		},
@@ -112,15 +154,22 @@ func Mount(dir string, fsys semfs.FS, opts Options) (*Server, error) {
 		GID:             opts.GID,
 		RootStableAttr:  &gofs.StableAttr{Ino: 1},
 	}
-	srv, err := gofs.Mount(dir, &node{t: t}, fopts)
+	srv, err := gofs.Mount(mountPoint, &node{t: t}, fopts)
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mounting %s: %w (mounting needs /dev/fuse and either root (CAP_SYS_ADMIN) or fusermount3 from the fuse3 package)", dir, err)
 	}
-	return &Server{dir: dir, srv: srv}, nil
+	return &Server{dir: dir, srv: srv, magic: mountPoint != dir}, nil
 }
 
 // Unmount unmounts the tree, detaching it lazily if it stays busy.
 func (s *Server) Unmount() error {
+	if s.magic {
+		if err := detach(s.dir); err != nil {
+			return fmt.Errorf("fusefs: unmounting %s: %w", s.dir, err)
+		}
+		s.srv.Wait()
+		return nil
+	}
 	var err error
 	for range 5 {
 		if err = s.srv.Unmount(); err == nil {

@@ -157,6 +157,7 @@ var (
 	_ gofs.NodeRenamer   = (*node)(nil)
 	_ gofs.NodeStatfser  = (*node)(nil)
 	_ gofs.NodeAccesser  = (*node)(nil)
+	_ gofs.NodeFsyncer   = (*node)(nil)
 )
 
 // path returns the node's tree path, or false when the node has been
@@ -439,5 +440,15 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	// A tree without a host directory reports a large, mostly free file
 	// system so that df and space checks in tools pass.
 	*out = fuse.StatfsOut{Blocks: 1 << 30, Bfree: 1 << 30, Bavail: 1 << 30, Files: 1 << 24, Ffree: 1 << 24, Bsize: 4096, NameLen: semfs.MaxNameLen, Frsize: 4096}
+	return 0
+}
+
+// Fsync syncs an open file through its handle. A directory has nothing to
+// sync: backends make their directory changes durable themselves (hostfs
+// fsyncs the parent on every change).
+func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
+	if h, ok := f.(*handle); ok {
+		return h.Fsync(ctx, flags)
+	}
 	return 0
 }
