@@ -335,13 +335,18 @@ type dirInfo struct {
 	checks []childCheck
 }
 
-// childCheck is one rule that can decide an entry of a directory: always
-// (it covers the directory), or when the entry's name matches one of segs
-// (the pattern's final elements).
+// childCheck is one final pattern element that decides an entry of a
+// directory when the entry's name matches it, or (always) a rule covering
+// the directory, which decides every entry not decided before it. Checks
+// are flat and carry what a match needs, so the per-entry loop is a few
+// string comparisons.
 type childCheck struct {
 	access Access
 	always bool
-	segs   []*seg
+	kind   segKind
+	text   string // segLiteral: the name; segWild: the suffix (when simple)
+	prefix string // segWild, simple: the prefix
+	seg    *seg   // anything else
 }
 
 // dirStates returns the rules' states at directory dir; the result is
@@ -365,15 +370,22 @@ func (cp *policy) dir(dir string) *dirInfo {
 			d.checks = append(d.checks, childCheck{access: r.Access, always: true})
 			break
 		}
-		var segs []*seg
 		for live := si &^ (r.done | r.anyMask); live != 0; live &= live - 1 {
 			j := bits.TrailingZeros64(live)
-			if r.closure(1<<(j+1))&r.done != 0 {
-				segs = append(segs, &r.segs[j])
+			if r.closure(1<<(j+1))&r.done == 0 {
+				continue
 			}
-		}
-		if len(segs) > 0 {
-			d.checks = append(d.checks, childCheck{access: r.Access, segs: segs})
+			sg := &r.segs[j]
+			c := childCheck{access: r.Access, kind: sg.kind, seg: sg}
+			switch {
+			case sg.kind == segLiteral:
+				c.text = sg.text
+			case sg.kind == segWild && sg.simple:
+				c.prefix, c.text = sg.prefix, sg.suffix
+			case sg.kind == segWild:
+				c.kind = segGlob // general case: seg.match
+			}
+			d.checks = append(d.checks, c)
 		}
 	}
 	if c.n.Add(1) > maxCachedDirs {
@@ -386,14 +398,24 @@ func (cp *policy) dir(dir string) *dirInfo {
 
 // child returns the access of the entry name of directory d.
 func (cp *policy) child(d *dirInfo, name string) Access {
-	for _, c := range d.checks {
-		if c.always {
-			return c.access
+	for i := range d.checks {
+		c := &d.checks[i]
+		var hit bool
+		switch {
+		case c.always:
+			hit = true
+		case c.kind == segLiteral:
+			hit = name == c.text
+		case c.kind == segStar:
+			hit = true
+		case c.kind == segWild:
+			hit = len(name) >= len(c.prefix)+len(c.text) &&
+				name[:len(c.prefix)] == c.prefix && name[len(name)-len(c.text):] == c.text
+		default:
+			hit = c.seg.match(name)
 		}
-		for _, sg := range c.segs {
-			if sg.match(name) {
-				return c.access
-			}
+		if hit {
+			return c.access
 		}
 	}
 	return cp.def
