@@ -79,7 +79,13 @@ func runApp() int {
 // socket path.
 func headless(t testing.TB) (string, *daemon.Main) {
 	t.Helper()
-	dir := t.TempDir()
+	return headlessAt(t, t.TempDir())
+}
+
+// headlessAt starts an in-process headless daemon over dir/data and
+// dir/index.
+func headlessAt(t testing.TB, dir string) (string, *daemon.Main) {
+	t.Helper()
 	cfg, err := daemon.ParseConfig([]string{"-mode", "headless", "-data", dir + "/data", "-index", dir + "/index/index.db", "-socket", dir + "/run/semfs.sock"}, func(string) string { return "" }, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
