@@ -411,18 +411,30 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 	default:
 		prefix = a + "/"
 	}
+	// Files the index rules out print nothing, except with -c (a zero
+	// count) and -L (their names): only then are they kept, unread.
+	cands := r.candidates(p)
+	keepNonCandidates := r.g.o.count || r.g.o.listNot
 	var list []*grepFile
 	c.walkFiles(p, func(fp string, fi fs.FileInfo, isDir bool) bool {
 		if isDir {
-			return fp == p || r.included(path.Base(fp), true)
+			return fp == p || len(r.g.o.excludeDir) == 0 || r.included(path.Base(fp), true)
 		}
-		if !r.included(path.Base(fp), false) {
+		skip := false
+		if cands != nil {
+			if _, ok := cands[fp]; !ok {
+				if !keepNonCandidates {
+					return true
+				}
+				skip = true
+			}
+		}
+		if (len(r.g.o.include) > 0 || len(r.g.o.exclude) > 0) && !r.included(path.Base(fp), false) {
 			return true
 		}
-		list = append(list, &grepFile{name: prefix + strings.TrimPrefix(semfs.Rel(fp, p), "/"), p: fp, info: fi, inDir: true})
+		list = append(list, &grepFile{name: prefix + strings.TrimPrefix(semfs.Rel(fp, p), "/"), p: fp, info: fi, inDir: true, skip: skip})
 		return true
 	})
-	r.prefilter(p, list)
 	r.files(list)
 }
 
@@ -514,28 +526,25 @@ func (r *grepRun) included(name string, dir bool) bool {
 	return false
 }
 
-// prefilter marks the files the index says cannot match, so they are not
-// read. It is skipped when every file must be read anyway (-v, an empty
-// pattern) and when the tree has no index or the index cannot help.
-func (r *grepRun) prefilter(root string, list []*grepFile) {
+// candidates asks the tree's index for the files below root that may
+// match, or returns nil when every file must be read: the tree has no
+// index, the index cannot help, or the options need every file (-v, an
+// empty pattern).
+func (r *grepRun) candidates(root string) map[string]struct{} {
 	g := r.g
 	gc, ok := r.c.s.fsys.(semfs.GrepCandidatesFS)
-	if !ok || g.o.invert || g.empty || len(list) == 0 {
-		return
+	if !ok || g.o.invert || g.empty {
+		return nil
 	}
 	paths, ok, err := gc.GrepCandidates(r.c.ctx, root, g.source, semfs.GrepOptions{IgnoreCase: g.icase})
 	if err != nil || !ok {
-		return
+		return nil
 	}
 	set := make(map[string]struct{}, len(paths))
 	for _, p := range paths {
 		set[p] = struct{}{}
 	}
-	for _, f := range list {
-		if _, ok := set[f.p]; !ok {
-			f.skip = true
-		}
-	}
+	return set
 }
 
 // files greps list in parallel and prints the results in list order.

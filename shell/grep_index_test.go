@@ -355,17 +355,26 @@ func BenchmarkGrepGOROOT(b *testing.B) {
 	ixFS := grepFS{&countingFS{FS: goroot.mem, reads: map[string]int{}, cands: goroot.ix.candidates}}
 	ixTree, _ := NewTree(ctx, ixFS, TreeOptions{CacheBytes: 1 << 30})
 	for _, p := range pats {
-		var want int
+		// The reference answer: a plain scan without a view.
+		var ref bytes.Buffer
+		if code, err := New(goroot.mem, Options{Limits: Limits{MaxOutput: -1}}).Run(ctx, p.sh, nil, &ref, nil); code > 1 || err != nil {
+			b.Fatal(code, err)
+		}
+		want := bytes.Count(ref.Bytes(), []byte{'\n'})
 		b.Run(p.name+"/semfs-scan", func(b *testing.B) {
 			s := New(goroot.mem, Options{View: scanTree.View(semfs.Principal{}), Limits: Limits{MaxOutput: -1}})
+			var got int
 			for range b.N {
 				var out bytes.Buffer
 				if code, err := s.Run(ctx, p.sh, nil, &out, nil); code > 1 || err != nil {
 					b.Fatal(code, err)
 				}
-				want = bytes.Count(out.Bytes(), []byte{'\n'})
+				got = bytes.Count(out.Bytes(), []byte{'\n'})
 			}
-			b.ReportMetric(float64(want), "lines")
+			if got != want {
+				b.Fatalf("scan printed %d lines, reference %d", got, want)
+			}
+			b.ReportMetric(float64(got), "lines")
 		})
 		b.Run(p.name+"/semfs-trigram", func(b *testing.B) {
 			s := New(ixFS, Options{View: ixTree.View(semfs.Principal{}), Limits: Limits{MaxOutput: -1}})
@@ -397,6 +406,9 @@ func BenchmarkGrepGOROOT(b *testing.B) {
 					cmd.Dir = goroot.dir
 					out, _ := cmd.Output()
 					lines = bytes.Count(out, []byte{'\n'})
+				}
+				if lines != want {
+					b.Fatalf("%s printed %d lines, semfs %d", tool.bin, lines, want)
 				}
 				b.ReportMetric(float64(lines), "lines")
 			})
