@@ -96,3 +96,34 @@ func halfsToFloat32(h []uint16) []float32 {
 	}
 	return f
 }
+
+// TestAttentionKernels checks dot1x4 (strided rows) and axpy against Go.
+func TestAttentionKernels(t *testing.T) {
+	if !hasSIMD {
+		t.Skip("no AVX2+FMA+F16C: attention uses the portable loops")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dh := range []int{8, 64, 128} {
+		const stride = 3 * 128
+		q := randVec(r, dh)
+		rows := randVec(r, 4*stride)
+		var got [4]float32
+		dot1x4(&q[0], &rows[0], stride, dh, &got)
+		for j := range 4 {
+			want := dot(q, rows[j*stride:j*stride+dh])
+			if math.Abs(float64(got[j]-want)) > 1e-4 {
+				t.Errorf("dh=%d: dot1x4[%d] = %g, want %g", dh, j, got[j], want)
+			}
+		}
+		y := randVec(r, dh)
+		want := append([]float32(nil), y...)
+		x := randVec(r, dh)
+		axpy(0.37, &x[0], &y[0], dh)
+		for c := range want {
+			want[c] += 0.37 * x[c]
+			if math.Abs(float64(y[c]-want[c])) > 1e-5 {
+				t.Fatalf("dh=%d: axpy[%d] = %g, want %g", dh, c, y[c], want[c])
+			}
+		}
+	}
+}
