@@ -63,8 +63,7 @@ func (f *FS) Effective(name string) Access {
 	if err != nil {
 		return Unset
 	}
-	var buf [16]uint64
-	a, _ := f.pol.decide(f.pol.walk(p, buf[:0]))
+	a, _ := f.pol.access(p)
 	return a
 }
 
@@ -79,13 +78,12 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf [16]uint64
-	s := f.pol.walk(p, buf[:0])
-	a, r := f.pol.decide(s)
+	a, r := f.pol.access(p)
 	if a == None && p != "/" {
 		// Only directories leading to granted paths show through a
 		// refused area.
-		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
+		var buf [16]uint64
+		if ok, err := f.leadsToGrant(ctx, p, f.pol.walk(p, buf[:0])); err != nil || !ok {
 			return nil, refusal("stat", p, a, r)
 		}
 	}
@@ -167,7 +165,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 // d) is shown.
 func (f *FS) listed(ctx context.Context, p string, d *dirInfo, e fs.DirEntry, hiddenNames map[string]bool, cbuf states) (bool, error) {
 	n := e.Name()
-	if hiddenNames[n] {
+	if hiddenNames != nil && hiddenNames[n] {
 		return false, nil
 	}
 	if !f.pol.anyNone || f.pol.child(d, n) != None {
@@ -181,11 +179,10 @@ func (f *FS) listed(ctx context.Context, p string, d *dirInfo, e fs.DirEntry, hi
 
 // readable checks that p may be read and is visible.
 func (f *FS) readable(ctx context.Context, op, p string) error {
-	var buf [16]uint64
-	s := f.pol.walk(p, buf[:0])
-	if a, r := f.pol.decide(s); a == None && p != "/" {
+	if a, r := f.pol.access(p); a == None && p != "/" {
 		// A directory on the way to a grant is what it is.
-		if f.pol.grantsBelow(s) {
+		var buf [16]uint64
+		if s := f.pol.walk(p, buf[:0]); f.pol.grantsBelow(s) {
 			if info, err := f.inner.Stat(ctx, p); err == nil && info.IsDir() {
 				if ok, err := f.leadsToGrant(ctx, p, s); err == nil && ok {
 					return semfs.PathErr(op, p, semfs.ErrIsDir, "")
@@ -239,10 +236,9 @@ func (f *FS) Exists(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	var buf [16]uint64
-	s := f.pol.walk(p, buf[:0])
-	if a, _ := f.pol.decide(s); a == None && p != "/" {
-		if ok, err := f.leadsToGrant(ctx, p, s); err != nil || !ok {
+	if a, _ := f.pol.access(p); a == None && p != "/" {
+		var buf [16]uint64
+		if ok, err := f.leadsToGrant(ctx, p, f.pol.walk(p, buf[:0])); err != nil || !ok {
 			return false, err
 		}
 	}

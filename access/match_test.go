@@ -95,6 +95,10 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 			if got := cp.child(cp.dir(d), n); got != want {
 				t.Errorf("child(%s, %s) = %v, a full walk says %v", d, n, got, want)
 			}
+			wantRule := func() *rule { _, r := cp.decide(cp.walkSlow(p, nil)); return r }()
+			if got, r := cp.access(p); got != want || r != wantRule {
+				t.Errorf("access(%s) = %v by %v, a full walk says %v by %v", p, got, r, want, wantRule)
+			}
 			if got, _ := cp.decide(cp.walk(p, nil)); got != want {
 				t.Errorf("walk(%s) decides %v, a full walk says %v", p, got, want)
 			}

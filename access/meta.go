@@ -14,8 +14,7 @@ func (f *FS) seen(v *view, p string) (bool, error) {
 	if !semfs.ValidPath(p) {
 		return false, nil
 	}
-	var buf [16]uint64
-	if a, _ := f.pol.decide(f.pol.walk(p, buf[:0])); a == None {
+	if a, _ := f.pol.access(p); a == None {
 		return false, nil
 	}
 	return v.visible(p, false)

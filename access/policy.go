@@ -342,6 +342,7 @@ type dirInfo struct {
 // string comparisons.
 type childCheck struct {
 	access Access
+	rule   *rule
 	always bool
 	kind   segKind
 	text   string // segLiteral: the name; segWild: the suffix (when simple)
@@ -367,7 +368,7 @@ func (cp *policy) dir(dir string) *dirInfo {
 			continue
 		}
 		if si&r.done != 0 {
-			d.checks = append(d.checks, childCheck{access: r.Access, always: true})
+			d.checks = append(d.checks, childCheck{access: r.Access, rule: r, always: true})
 			break
 		}
 		for live := si &^ (r.done | r.anyMask); live != 0; live &= live - 1 {
@@ -376,7 +377,7 @@ func (cp *policy) dir(dir string) *dirInfo {
 				continue
 			}
 			sg := &r.segs[j]
-			c := childCheck{access: r.Access, kind: sg.kind, seg: sg}
+			c := childCheck{access: r.Access, rule: r, kind: sg.kind, seg: sg}
 			switch {
 			case sg.kind == segLiteral:
 				c.text = sg.text
@@ -396,8 +397,28 @@ func (cp *policy) dir(dir string) *dirInfo {
 	return d
 }
 
+// access returns the access of canonical path p and the deciding rule
+// (nil for the default).
+func (cp *policy) access(p string) (Access, *rule) {
+	if len(cp.rules) == 0 {
+		return cp.def, nil
+	}
+	if p == "/" {
+		return cp.decide(cp.dirStates("/"))
+	}
+	dir, name := semfs.Split(p)
+	return cp.childRule(cp.dir(dir), name)
+}
+
 // child returns the access of the entry name of directory d.
 func (cp *policy) child(d *dirInfo, name string) Access {
+	a, _ := cp.childRule(d, name)
+	return a
+}
+
+// childRule returns the access of the entry name of directory d and the
+// deciding rule (nil for the default).
+func (cp *policy) childRule(d *dirInfo, name string) (Access, *rule) {
 	for i := range d.checks {
 		c := &d.checks[i]
 		var hit bool
@@ -409,16 +430,19 @@ func (cp *policy) child(d *dirInfo, name string) Access {
 		case c.kind == segStar:
 			hit = true
 		case c.kind == segWild:
+			// The last byte first: it rejects most names without a
+			// call to compare memory.
 			hit = len(name) >= len(c.prefix)+len(c.text) &&
+				(c.text == "" || name[len(name)-1] == c.text[len(c.text)-1]) &&
 				name[:len(c.prefix)] == c.prefix && name[len(name)-len(c.text):] == c.text
 		default:
 			hit = c.seg.match(name)
 		}
 		if hit {
-			return c.access
+			return c.access, c.rule
 		}
 	}
-	return cp.def
+	return cp.def, nil
 }
 
 // walkSlow steps every rule through every element of p.

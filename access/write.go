@@ -16,8 +16,7 @@ import (
 // where "absent" is a consistent answer (remove, tag), ErrPermission where
 // it is not (a create cannot pretend to succeed).
 func (f *FS) writable(ctx context.Context, op, p string, hiddenSentinel error) error {
-	var buf [16]uint64
-	if a, r := f.pol.decide(f.pol.walk(p, buf[:0])); a != Write {
+	if a, r := f.pol.access(p); a != Write {
 		return refusal(op, p, a, r)
 	}
 	v := f.view(ctx)
@@ -220,12 +219,11 @@ var errProtected = errors.New("protected path")
 // only if the principal can read it.
 func (f *FS) scanSubtree(ctx context.Context, v *view, op, root, dest string) error {
 	var named string
-	var sbuf, dbuf [16]uint64
 	err := semfs.WalkDir(ctx, f.inner, root, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		a, _ := f.pol.decide(f.pol.walk(q, sbuf[:0]))
+		a, _ := f.pol.access(q)
 		if a != Write {
 			if a == Read && v.visibleOrFalse(q, d.IsDir()) {
 				named = q
@@ -234,7 +232,7 @@ func (f *FS) scanSubtree(ctx context.Context, v *view, op, root, dest string) er
 		}
 		if dest != "" {
 			dq := dest + q[len(root):]
-			if a, _ := f.pol.decide(f.pol.walk(dq, dbuf[:0])); a != Write {
+			if a, _ := f.pol.access(dq); a != Write {
 				if a == Read {
 					named = dq
 				}
