@@ -44,3 +44,8 @@ func TestConformanceOverlay(t *testing.T) {
 func TestConformanceOverlaySeeded(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), Overlay) }, semfstest.Seed(seedFS(Overlay)))
 }
+
+// TestConformanceRootOnly runs the suite with the openat2 fast path off.
+func TestConformanceRootOnly(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return openMode(t, t.TempDir(), rootOnly) })
+}

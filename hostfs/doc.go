@@ -24,6 +24,18 @@
 //     overlay (removals, then directory creations, then one atomic write per
 //     file). [FS.Discard] drops it, [FS.Changes] lists it.
 //
+// In Overlay mode a rename copies the moved subtree into memory (host files
+// included) and removes the source; a renamed symbolic link becomes a copy
+// of what it points to. Overlay files have no durability before Commit, so
+// their Sync does nothing.
+//
+// # Speed
+//
+// On Linux, reads and deep Stats resolve the whole path in one openat2(2)
+// call with RESOLVE_BENEATH, where the kernel itself refuses any way out of
+// the root; os.Root, which walks one element at a time, answers every
+// failure and every write. docs/bench/hostfs.md has the numbers.
+//
 // # Hidden paths
 //
 // Paths listed with the [Hide] option ("/.semfs" by default, where the index

@@ -41,3 +41,10 @@ func TestFastPath(t *testing.T) {
 		}
 	}
 }
+
+// noFastPath turns the openat2 fast path off for benchmarks of os.Root alone.
+func noFastPath(f *FS, off bool) {
+	if off && f.fast != nil {
+		f.fast.off.Store(true)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hostfs
+
+func noFastPath(*FS, bool) {}
