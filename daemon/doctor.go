@@ -9,21 +9,51 @@ import (
 
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/fusefs"
+	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/wire"
 )
 
 // Doctor checks the running daemon: the models, the model-identity marker,
 // pending embeddings, index consistency and the mount.
 func (m *Main) Doctor(ctx context.Context) wire.Doctor {
+	if m.stack == nil {
+		return wire.Doctor{Checks: []wire.Check{{Name: "daemon", Detail: "not started"}}}
+	}
+	return diagnose(ctx, m.stack.spaces, m.stack.index, m.Config, m.dropped)
+}
+
+// OfflineDoctor checks an index and mount point without a running daemon:
+// the models, the marker, pending embeddings and index consistency. It does
+// not create an index that is missing.
+func OfflineDoctor(ctx context.Context, cfg Config) wire.Doctor {
+	var d wire.Doctor
+	spaces, err := checkModels(ctx)
+	if err != nil {
+		d.Checks = append(d.Checks, wire.Check{Name: "models", Detail: err.Error()})
+		return d
+	}
+	if _, err := os.Stat(cfg.Index); err != nil {
+		d.Checks = append(d.Checks, wire.Check{Name: "index", Detail: fmt.Sprintf("%s: %v", cfg.Index, err)})
+		return d
+	}
+	ix, err := sqlite.Open(ctx, cfg.Index)
+	if err != nil {
+		d.Checks = append(d.Checks, wire.Check{Name: "index", Detail: err.Error()})
+		return d
+	}
+	defer ix.Close()
+	return diagnose(ctx, spaces, ix, cfg, false)
+}
+
+func diagnose(ctx context.Context, spaces embedding.Spaces, ix *sqlite.Index, cfg Config, dropped bool) wire.Doctor {
 	var d wire.Doctor
 	add := func(name string, ok bool, format string, args ...any) {
 		d.Checks = append(d.Checks, wire.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
-	s := m.stack
-	if s == nil {
-		add("daemon", false, "not started")
-		return d
-	}
+	s := struct {
+		spaces embedding.Spaces
+		index  *sqlite.Index
+	}{spaces, ix}
 	for _, sp := range []struct {
 		name string
 		e    embedding.Embedder
@@ -35,7 +65,7 @@ func (m *Main) Doctor(ctx context.Context) wire.Doctor {
 			add("model "+sp.name, true, "%s %s, %d dims, check passed", info.Name, info.Version, info.Dims)
 		}
 	}
-	dir := filepath.Dir(m.Config.Index)
+	dir := filepath.Dir(cfg.Index)
 	states, err := embedding.ReadMarker(dir)
 	switch {
 	case err != nil:
@@ -75,14 +105,14 @@ func (m *Main) Doctor(ctx context.Context) wire.Doctor {
 		add("index", len(rep.Problems) == 0, "%d files, %d chunks, %d pending, %d problems%s",
 			rep.Files, rep.Chunks, rep.Pending, len(rep.Problems), problems(rep.Problems))
 	}
-	switch m.Config.Mode {
+	switch cfg.Mode {
 	case ModeMount:
-		fstype, mounted := fusefs.MountType(m.Config.Mount)
-		_, serr := os.Stat(m.Config.Mount)
+		fstype, mounted := fusefs.MountType(cfg.Mount)
+		_, serr := os.Stat(cfg.Mount)
 		add("mount", mounted && strings.HasPrefix(fstype, "fuse") && serr == nil,
-			"%s: mounted=%v type=%s stat=%v, capabilities dropped=%v", m.Config.Mount, mounted, fstype, errText(serr), m.dropped)
+			"%s: mounted=%v type=%s stat=%v, capabilities dropped=%v", cfg.Mount, mounted, fstype, errText(serr), dropped)
 	default:
-		add("mount", true, "mode %s: no mount by choice", m.Config.Mode)
+		add("mount", true, "mode %s: no mount by choice", cfg.Mode)
 	}
 	d.OK = true
 	for _, c := range d.Checks {

@@ -117,6 +117,9 @@ func WriteSnapshot(ctx context.Context, out, dataDir, indexPath string) (res wir
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
+		if d.IsDir() && d.Name() == ".semfs" && filepath.Dir(p) == filepath.Clean(dataDir) {
+			return filepath.SkipDir // bookkeeping (an index kept inside the tree is copied below)
+		}
 		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".semfs-tmp-") {
 			return nil
 		}

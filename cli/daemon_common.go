@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/semfs/semfs/client"
+	"github.com/semfs/semfs/daemon"
+)
+
+// defaultSocket is the control socket the daemon commands talk to:
+// SEMFS_SOCKET, else the daemon's default.
+func defaultSocket() string {
+	return envOr("SEMFS_SOCKET", daemon.DefaultConfig().Socket)
+}
+
+// runningDaemon returns a client of the daemon at sock if one answers.
+func runningDaemon(ctx context.Context, sock string) (*client.Client, bool) {
+	c := client.New(sock)
+	c.DialTimeout = time.Second
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.Health(ctx); err != nil {
+		c.Close()
+		return nil, false
+	}
+	return c, true
+}
+
+// unavailable marks daemon transport failures for the exit code.
+func unavailable(err error) error {
+	if errors.Is(err, client.ErrUnavailable) {
+		return UnavailableError{err}
+	}
+	return err
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
