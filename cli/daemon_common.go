@@ -43,4 +43,3 @@ func absPath(p string) string {
 	}
 	return p
 }
-
