@@ -253,7 +253,7 @@ func (c *call) parse(spec optSpec) (*opts, bool) {
 					}
 				}
 				if match == "" {
-					c.errf("unrecognized option '%s'\nTry '%s --help' for more information.", a, c.name)
+					c.errf("unrecognized option '%s'\n%s", a, spec.supported())
 					return nil, false
 				}
 				name, takes = match, spec.long[match]
@@ -289,7 +289,7 @@ func (c *call) parse(spec optSpec) (*opts, bool) {
 					o.list = append(o.list, opt{string(ch), val})
 					j = len(a)
 				default:
-					c.errf("invalid option -- '%c'\nTry '%s --help' for more information.", ch, c.name)
+					c.errf("invalid option -- '%c'\n%s", ch, spec.supported())
 					return nil, false
 				}
 			}
@@ -298,6 +298,21 @@ func (c *call) parse(spec optSpec) (*opts, bool) {
 		}
 	}
 	return o, true
+}
+
+// supported lists the options of a command, for the message about an
+// unknown one (an agent can fix its command from it).
+func (spec optSpec) supported() string {
+	var parts []string
+	for _, ch := range spec.flags + spec.valued {
+		parts = append(parts, "-"+string(ch))
+	}
+	longs := make([]string, 0, len(spec.long))
+	for n := range spec.long {
+		longs = append(longs, "--"+n)
+	}
+	sort.Strings(longs)
+	return "semfs supports: " + strings.Join(append(parts, longs...), " ")
 }
 
 func (o *opts) has(name string) bool {

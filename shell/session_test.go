@@ -189,3 +189,11 @@ func TestErrorsSuggestVisiblePaths(t *testing.T) {
 		t.Fatalf("got %q", stderr)
 	}
 }
+
+func TestUnknownOptionListsSupportedOnes(t *testing.T) {
+	s := New(memfs.FromMap(map[string]string{"/a": "x\n"}), Options{})
+	_, stderr, code := run(t, s, "grep -P x a")
+	if code != 2 || !strings.HasPrefix(stderr, "grep: invalid option -- 'P'\nsemfs supports: -r -R -n") || !strings.Contains(stderr, "--include") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
