@@ -44,21 +44,33 @@ func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool, workers i
 		dst = dst[:n6*k]
 		full = n6
 	}
-	panels := k / 16
-	run := func(p0, p1 int) {
-		for p := p0; p < p1; p++ {
+	// Work is handed out in steps of one panel, or two with AVX-512 (whose
+	// kernel covers 32 columns).
+	step := 1
+	if useAVX512 && (k/16)%2 == 0 {
+		step = 2
+	}
+	steps := k / 16 / step
+	run := func(s0, s1 int) {
+		for p := s0 * step; p < s1*step; p += step {
 			wp := &m.panels[p*d*16]
 			i := 0
 			for ; i < full; i += 6 {
-				gemm6x16(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
+				if step == 2 {
+					gemm6x32z(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
+				} else {
+					gemm6x16(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
+				}
 			}
 			for ; i < n; i++ {
-				gemm1x16(&a[i*d], wp, d, &dst[i*k+p*16])
+				for q := p; q < p+step; q++ {
+					gemm1x16(&a[i*d], &m.panels[q*d*16], d, &dst[i*k+q*16])
+				}
 			}
 		}
 	}
-	if workers <= 1 || panels < 2*workers {
-		run(0, panels)
+	if workers <= 1 || steps < 2*workers {
+		run(0, steps)
 		return
 	}
 	var wg sync.WaitGroup
@@ -66,12 +78,16 @@ func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run(w*panels/workers, (w+1)*panels/workers)
+			run(w*steps/workers, (w+1)*steps/workers)
 		}()
 	}
-	run(0, panels/workers)
+	run(0, steps/workers)
 	wg.Wait()
 }
+
+// useAVX512 selects the AVX-512 kernel where the CPU has it (a variable so
+// tests and benchmarks can compare both kernels).
+var useAVX512 = hasAVX512
 
 // linearGo is the portable kernel over transposed weights wT [k][d]:
 // 2 input rows x 2 weight rows per step.

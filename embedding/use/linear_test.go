@@ -10,6 +10,19 @@ import (
 // float64 reference, for row counts that exercise the 3-row blocks and the
 // leftover rows, with and without accumulation.
 func TestLinearKernels(t *testing.T) {
+	for _, z := range []bool{false, true} {
+		if z && !hasAVX512 {
+			continue
+		}
+		t.Run(map[bool]string{false: "avx2", true: "avx512"}[z], func(t *testing.T) {
+			defer func(old bool) { useAVX512 = old }(useAVX512)
+			useAVX512 = z
+			testLinearKernels(t)
+		})
+	}
+}
+
+func testLinearKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 4, 5, 7, 31} {
 		for _, dk := range [][2]int{{8, 16}, {256, 12}, {256, 48}, {512, 192}, {1536, 32}, {7, 3}} {
@@ -73,11 +86,20 @@ func BenchmarkLinear(b *testing.B) {
 	a, bias := randVec(r, n*d), randVec(r, k)
 	m := newMatrix(randHalves(r, d*k), d, k)
 	dst := make([]float32, n*k)
-	cpu0 := cpuTime()
-	for b.Loop() {
-		linear(dst, a, n, &m, bias, false, 1)
+	for _, z := range []bool{false, true} {
+		if z && !hasAVX512 {
+			continue
+		}
+		b.Run(map[bool]string{false: "avx2", true: "avx512"}[z], func(b *testing.B) {
+			defer func(old bool) { useAVX512 = old }(useAVX512)
+			useAVX512 = z
+			cpu0 := cpuTime()
+			for b.Loop() {
+				linear(dst, a, n, &m, bias, false, 1)
+			}
+			b.ReportMetric(float64(b.N)*n*d*k*2/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+		})
 	}
-	b.ReportMetric(float64(b.N)*n*d*k*2/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
 }
 
 // randHalves returns float16 bit patterns of magnitude 2^-6..2^2, random sign.
