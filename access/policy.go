@@ -335,6 +335,9 @@ type dirInfo struct {
 	checks []childCheck
 }
 
+// noRules is the dirInfo of every directory under a policy without rules.
+var noRules dirInfo
+
 // childCheck is one final pattern element that decides an entry of a
 // directory when the entry's name matches it, or (always) a rule covering
 // the directory, which decides every entry not decided before it. Checks
@@ -356,6 +359,9 @@ func (cp *policy) dirStates(dir string) states { return cp.dir(dir).s }
 
 // dir returns the cached rule information of directory dir.
 func (cp *policy) dir(dir string) *dirInfo {
+	if len(cp.rules) == 0 {
+		return &noRules
+	}
 	c := cp.cache.Load()
 	if v, ok := c.m.Load(dir); ok {
 		return v.(*dirInfo)
