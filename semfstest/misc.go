@@ -216,6 +216,15 @@ func testConcurrentWriters(e *env) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			own := fmt.Sprintf("/own/w%d", w)
+			// Everyone creates the same directories at once: each call
+			// must succeed, whoever wins the race.
+			if err := semfs.MkdirAll(e.ctx, fsys, "/race/a/b/c", 0o755); err != nil {
+				e.Errorf("writer %d: concurrent MkdirAll of the same path: %v", w, err)
+			}
+			race := fmt.Sprintf("/race/a/b/c/w%d", w)
+			if err := semfs.WriteFile(e.ctx, fsys, race, []byte(payload(w, 0)), 0o644); err != nil {
+				e.Errorf("writer %d: WriteFile(%s): %v", w, race, err)
+			}
 			for g := range rounds {
 				shared := fmt.Sprintf("/shared/s%d", rng.IntN(4))
 				if err := semfs.WriteFile(e.ctx, fsys, shared, []byte(payload(w, g)), 0o644); err != nil {
@@ -287,6 +296,9 @@ func testConcurrentWriters(e *env) {
 			e.Errorf("after the writers: Stat(%s).Size() = %d; it holds %d bytes", p, info.Size(), len(data))
 		}
 		sum += int64(len(data))
+	}
+	if got := e.names(fsys, "/race/a/b/c"); len(got) != writers {
+		e.Errorf("after concurrent MkdirAll + WriteFile: /race/a/b/c lists %d names; want %d", len(got), writers)
 	}
 	for w := range writers {
 		// Each writer's own files are exactly what it last wrote there.

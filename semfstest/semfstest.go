@@ -147,6 +147,17 @@ func Run(t *testing.T, newFS func(t *testing.T) semfs.FS, opts ...Option) {
 	}
 }
 
+// Consistent checks that the views of fsys agree, as the suite does at the
+// end of every case: every listing is sorted without duplicates and matches
+// Stat, Files lists exactly the regular files a walk finds, and TotalSize
+// is the sum of their sizes. Layers and backends can call it at the end of
+// their own tests.
+func Consistent(tb TB, ctx context.Context, fsys semfs.FS) {
+	tb.Helper()
+	e := &env{TB: tb, cfg: configure(nil), ctx: ctx}
+	e.consistent(fsys)
+}
+
 // Failure is one failed case reported by [Check].
 type Failure struct {
 	Case    string

@@ -480,3 +480,25 @@ func TestOnly(t *testing.T) {
 		t.Fatalf("the consistency check did not catch a wrong TotalSize after ReadDir")
 	}
 }
+
+func TestConsistentExported(t *testing.T) {
+	m := memfs.FromMap(map[string]string{"/a/b": "bb", "/c": "c"})
+	semfstest.Consistent(t, context.Background(), m)
+	rec := &recordingTB{}
+	semfstest.Consistent(rec, context.Background(), totalOffByOne{m})
+	if len(rec.errs) == 0 {
+		t.Fatal("Consistent did not notice a TotalSize that disagrees with the files")
+	}
+	rec = &recordingTB{}
+	semfstest.Consistent(rec, context.Background(), unsortedReadDir{memfs.FromMap(map[string]string{"/a": "", "/b": ""})})
+	if len(rec.errs) == 0 {
+		t.Fatal("Consistent did not notice an unsorted listing")
+	}
+}
+
+type recordingTB struct{ errs []string }
+
+func (r *recordingTB) Helper()                   {}
+func (r *recordingTB) Logf(string, ...any)       {}
+func (r *recordingTB) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
+func (r *recordingTB) Fatalf(f string, a ...any) { r.Errorf(f, a...) }
