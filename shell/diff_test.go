@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,5 +336,3 @@ func indentErr(s string) string {
 	}
 	return "  stderr: " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  stderr: ") + "\n"
 }
-
-var _ fs.FileInfo

@@ -3,12 +3,10 @@ package shell
 import (
 	"context"
 	"io/fs"
-	"math/bits"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/semfs/semfs"
 )
@@ -58,14 +56,7 @@ type TreeOptions struct {
 // should carry a principal that sees the whole tree (an admin): sessions
 // prune per principal with [Tree.View].
 func NewTree(ctx context.Context, fsys semfs.FS, opts ...TreeOptions) (*Tree, error) {
-	var o TreeOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	if o.CacheBytes == 0 {
-		o.CacheBytes = 64 << 20
-	}
-	t := &Tree{fsys: fsys, index: map[string]int{}, sets: [][]string{nil}, cache: newReadCache(o.CacheBytes), views: map[string]*View{}}
+	t := newTree(fsys, opts)
 	setIDs := map[string]int{"": 0}
 	mfs, hasMeta := fsys.(semfs.MetaFS)
 	var stack []int // ancestors of the node being added
@@ -123,6 +114,17 @@ func NewTree(ctx context.Context, fsys semfs.FS, opts ...TreeOptions) (*Tree, er
 	}
 	t.buildReach()
 	return t, nil
+}
+
+func newTree(fsys semfs.FS, opts []TreeOptions) *Tree {
+	var o TreeOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 64 << 20
+	}
+	return &Tree{fsys: fsys, index: map[string]int{}, sets: [][]string{nil}, cache: newReadCache(o.CacheBytes), views: map[string]*View{}}
 }
 
 // buildReach precomputes one bitset per visibility set, so that a View is
@@ -312,12 +314,3 @@ func (b bitset) or(o bitset) {
 		b[i] |= o[i]
 	}
 }
-func (b bitset) count() int {
-	n := 0
-	for _, w := range b {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
-
-var _ = time.Time{}

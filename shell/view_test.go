@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 	"strings"
@@ -218,4 +217,32 @@ func reportPercentiles(b *testing.B, durs []time.Duration) {
 	b.ReportMetric(float64(durs[len(durs)*9/10].Microseconds()), "p90-µs")
 }
 
-var _ fs.FileInfo
+func TestTreeEncodeLoad(t *testing.T) {
+	fsys := docsTree(t)
+	tree, err := NewTree(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := tree.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadTree(bytes.NewReader(buf.Bytes()), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []semfs.Principal{{}, {Groups: []string{"billing"}}, {Admin: true}} {
+		a, b := tree.View(p), loaded.View(p)
+		if !slices.Equal(a.Paths(), b.Paths()) {
+			t.Fatalf("%v: loaded view %v, built %v", p, b.Paths(), a.Paths())
+		}
+		outA, _, _ := run(t, New(fsys, Options{View: a}), "ls -lR /")
+		outB, _, _ := run(t, New(fsys, Options{View: b}), "ls -lR /")
+		if outA != outB {
+			t.Fatalf("ls -lR differs:\n%s\n%s", outA, outB)
+		}
+	}
+	if _, err := LoadTree(bytes.NewReader(buf.Bytes()[:buf.Len()/2]), fsys); err == nil {
+		t.Fatal("a truncated tree loaded")
+	}
+}
