@@ -1,0 +1,194 @@
+package objfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/internal/testserver"
+	"github.com/semfs/semfs/semfstest"
+)
+
+var bucketSeq atomic.Int64
+
+// newStore starts one versitygw for the test and returns a factory of
+// fresh, empty trees (each in its own bucket).
+func newStore(t *testing.T) (*testserver.S3, func(t *testing.T, prefix string) *FS) {
+	s3 := testserver.StartS3(t)
+	return s3, func(t *testing.T, prefix string) *FS {
+		cfg := Config{
+			Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
+			Bucket: fmt.Sprintf("bucket-%d", bucketSeq.Add(1)), Prefix: prefix, CreateBucket: true,
+			CacheBytes: 1 << 20, PartSize: 5 << 20, SpoolDir: t.TempDir(),
+		}
+		f, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return f
+	}
+}
+
+func TestConformance(t *testing.T) {
+	_, open := newStore(t)
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, "") }, semfstest.Writers(4))
+}
+
+func TestConformanceWithPrefix(t *testing.T) {
+	_, open := newStore(t)
+	// A short prefix: the suite's deepest path is 1017 bytes and S3 keys
+	// stop at 1024 (TestKeyTooLong checks the error past that).
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, "t/") }, semfstest.Writers(2))
+}
+
+func TestKeyTooLong(t *testing.T) {
+	_, open := newStore(t)
+	ctx := context.Background()
+	f := open(t, "tenant/")
+	long := "/" + strings.Repeat("d/", 508) + "file" // 1021 bytes: fits the tree, not the key
+	err := semfs.WriteFile(ctx, f, long, []byte("x"), 0o644)
+	if !errors.Is(err, semfs.ErrInvalid) || !strings.Contains(err.Error(), "S3 keys are limited to 1024 bytes") {
+		t.Fatalf("WriteFile of an over-long key: %v", err)
+	}
+	if entries, _ := f.ReadDir(ctx, "/"); len(entries) != 0 {
+		t.Fatalf("tree changed by a refused write: %v", entries)
+	}
+	if err := f.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := f.ReadDir(ctx, "/"); len(entries) != 0 {
+		t.Fatalf("bucket changed by a refused write: %v", entries)
+	}
+}
+
+func TestIndexSurvivesReopenAndSeesOtherWriters(t *testing.T) {
+	s3, open := newStore(t)
+	ctx := context.Background()
+	a := open(t, "p/")
+	if err := semfs.WriteFile(ctx, a, "/docs/x.md", []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := semfs.Mkdir(ctx, a, "/empty", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A second FS on the same bucket and prefix: another daemon.
+	b, err := Open(ctx, Config{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Bucket: a.bucket, Prefix: "p/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := semfs.ReadFile(ctx, b, "/docs/x.md")
+	if err != nil || string(got) != "hello" {
+		t.Fatalf("second FS read = %q, %v", got, err)
+	}
+	if info, err := b.Stat(ctx, "/empty"); err != nil || !info.IsDir() {
+		t.Fatalf("empty dir not seen by second FS: %v", err)
+	}
+	// A write by b is found by a's Stat before any Refresh (it asks the store).
+	if err := semfs.WriteFile(ctx, b, "/docs/y.md", []byte("from b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := semfs.ReadFile(ctx, a, "/docs/y.md"); err != nil || string(got) != "from b" {
+		t.Fatalf("a reading b's write = %q, %v", got, err)
+	}
+	// Listings need a Refresh.
+	if err := a.Remove(ctx, "/docs/x.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := b.ReadDir(ctx, "/docs")
+	if len(entries) != 1 || entries[0].Name() != "y.md" {
+		t.Fatalf("after refresh /docs = %v", entries)
+	}
+	// Objects outside the prefix are not part of the tree.
+	if _, err := a.c.PutObject(ctx, a.bucket, "other/z", bytes.NewReader([]byte("z")), 1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Refresh(ctx)
+	if _, err := a.Stat(ctx, "/other/z"); !errors.Is(err, semfs.ErrNotExist) {
+		t.Fatalf("key outside prefix visible: %v", err)
+	}
+}
+
+func TestLargeFileMultipartAndFailedUploadKeepsOldVersion(t *testing.T) {
+	s3, open := newStore(t)
+	ctx := context.Background()
+	f := open(t, "")
+	big := bytes.Repeat([]byte("0123456789abcdef"), (12<<20)/16) // 12 MiB: three 5 MiB parts
+	if err := f.WriteFile(ctx, "/big.bin", big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadFile(ctx, "/big.bin")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("big read back: %d bytes, %v", len(got), err)
+	}
+	// Ranged reads of a large object through Open.
+	file, err := f.Open(ctx, "/big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if _, err := file.(semfs.ReadAtFile).ReadAt(buf, 7<<20); err != nil || !bytes.Equal(buf, big[7<<20:7<<20+16]) {
+		t.Fatalf("ReadAt = %q, %v", buf, err)
+	}
+	file.Close()
+
+	// Stop the server mid-session: the upload fails, and after the server
+	// returns the old bytes are intact.
+	w, err := f.OpenFile(ctx, "/big.bin", 2 /* O_RDWR */, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt([]byte("CHANGED"), 0); err != nil {
+		t.Fatal(err)
+	}
+	s3.Stop()
+	cctx, cancel := context.WithTimeout(ctx, 0)
+	defer cancel()
+	_ = cctx
+	err = w.Close()
+	if err == nil {
+		t.Fatal("Close succeeded with the object store down")
+	}
+	if strings.Contains(err.Error(), s3.SecretKey) {
+		t.Fatalf("error leaks the secret key: %v", err)
+	}
+	if err := s3.Start(); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.ReadFile(ctx, "/big.bin")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("after failed upload: %d bytes, %v; want the previous version", len(got), err)
+	}
+	if size, _ := f.TotalSize(ctx); size != int64(len(big)) {
+		t.Fatalf("TotalSize = %d after a failed upload, want %d", size, len(big))
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	s3 := testserver.StartS3(t)
+	ctx := context.Background()
+	_, err := Open(ctx, Config{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: "wrong-secret-xyz", Bucket: "nope"})
+	if err == nil || strings.Contains(err.Error(), "wrong-secret-xyz") {
+		t.Fatalf("bad credentials: err = %v", err)
+	}
+	_, err = Open(ctx, Config{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey, Bucket: "missing-bucket"})
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing bucket: err = %v", err)
+	}
+	var c Config
+	if err := c.ParseURL("s3://bkt/some/prefix"); err != nil || c.Bucket != "bkt" || c.Prefix != "some/prefix/" {
+		t.Fatalf("ParseURL = %+v, %v", c, err)
+	}
+	if err := c.ParseURL("http://user:pass@x/y"); err == nil || strings.Contains(err.Error(), "pass") {
+		t.Fatalf("ParseURL of a non-s3 URL: %v", err)
+	}
+}

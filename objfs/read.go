@@ -1,0 +1,283 @@
+package objfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/semfs/semfs"
+)
+
+// storeErr shapes an object-store failure as the contract's error: a
+// missing key is ErrNotExist; anything else keeps its text (credentials
+// scrubbed) with no sentinel, which front ends report as an I/O error.
+func (f *FS) storeErr(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &fs.PathError{Op: op, Path: p, Err: err}
+	}
+	switch minio.ToErrorResponse(err).Code {
+	case "NoSuchKey", "NotFound":
+		return semfs.PathErr(op, p, semfs.ErrNotExist, "")
+	case "NoSuchBucket":
+		return semfs.PathErr(op, p, semfs.ErrNotExist, fmt.Sprintf("bucket %q no longer exists", f.bucket))
+	case "AccessDenied":
+		return semfs.PathErr(op, p, semfs.ErrPermission, "the object store refused the credentials")
+	}
+	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("object store: %v", scrub(err, f.cfg))}
+}
+
+// stat returns a copy of the file node at p for reading, consulting the
+// store when the index does not know p.
+func (f *FS) fileNode(ctx context.Context, op, p string) (node, error) {
+	f.mu.RLock()
+	n, err := f.lookupLocked(op, p)
+	var out node
+	if err == nil {
+		out = *n
+	}
+	f.mu.RUnlock()
+	if err != nil {
+		if !errors.Is(err, semfs.ErrNotExist) {
+			return node{}, err
+		}
+		hn, herr := f.head(ctx, p)
+		if herr != nil {
+			return node{}, err
+		}
+		out = *hn
+	}
+	if out.dir {
+		return node{}, semfs.PathErr(op, p, semfs.ErrIsDir, "list it with ReadDir")
+	}
+	return out, nil
+}
+
+// wholeLimit is the largest object cached and read whole.
+func (f *FS) wholeLimit() int64 { return f.cfg.CacheBytes / 16 }
+
+// fetch returns the whole contents of the object at p, through the cache.
+func (f *FS) fetch(ctx context.Context, op, p string, n node) ([]byte, error) {
+	if data, ok, err := f.spoolData(p); ok {
+		return data, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &fs.PathError{Op: op, Path: p, Err: err}
+	}
+	key := cacheKey(p, n.etag)
+	if data, ok := f.cache.get(key); ok {
+		return data, nil
+	}
+	obj, err := f.c.GetObject(ctx, f.bucket, f.key(p), minio.GetObjectOptions{})
+	if err != nil {
+		return nil, f.storeErr(op, p, err)
+	}
+	defer obj.Close()
+	data := make([]byte, 0, n.size)
+	buf := bytes.NewBuffer(data)
+	if _, err := io.Copy(buf, obj); err != nil {
+		return nil, f.storeErr(op, p, err)
+	}
+	data = buf.Bytes()
+	if n.etag != "" && int64(len(data)) <= f.wholeLimit() {
+		f.cache.put(key, data)
+	}
+	return data, nil
+}
+
+// ReadFile implements semfs.ReadFileFS.
+func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	p, err := semfs.Clean("read", name)
+	if err != nil {
+		return nil, err
+	}
+	n, err := f.fileNode(ctx, "read", p)
+	if err != nil {
+		return nil, err
+	}
+	data, err := f.fetch(ctx, "read", p, n)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
+}
+
+// Open implements semfs.FS. Small objects are read whole through the cache;
+// large ones are read with ranged requests as the caller reads.
+func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
+	p, err := semfs.Clean("open", name)
+	if err != nil {
+		return nil, err
+	}
+	n, err := f.fileNode(ctx, "open", p)
+	if err != nil {
+		return nil, err
+	}
+	info := n.info(p)
+	if n.size <= f.wholeLimit() || n.etag == "" {
+		data, err := f.fetch(ctx, "open", p, n)
+		if err != nil {
+			return nil, err
+		}
+		return &memFile{r: bytes.NewReader(data), info: info, path: p}, nil
+	}
+	return &remoteFile{f: f, ctx: context.WithoutCancel(ctx), info: info, path: p, etag: n.etag}, nil
+}
+
+// memFile is an open small file.
+type memFile struct {
+	r      *bytes.Reader
+	info   fs.FileInfo
+	path   string
+	closed bool
+}
+
+var _ semfs.ReadAtFile = (*memFile)(nil)
+
+func (m *memFile) Stat() (fs.FileInfo, error) { return m.info, nil }
+func (m *memFile) Read(b []byte) (int, error) {
+	if m.closed {
+		return 0, semfs.PathErr("read", m.path, fs.ErrClosed, "")
+	}
+	return m.r.Read(b)
+}
+func (m *memFile) ReadAt(b []byte, off int64) (int, error) {
+	if m.closed {
+		return 0, semfs.PathErr("read", m.path, fs.ErrClosed, "")
+	}
+	return m.r.ReadAt(b, off)
+}
+func (m *memFile) Seek(off int64, whence int) (int64, error) { return m.r.Seek(off, whence) }
+func (m *memFile) Close() error {
+	if m.closed {
+		return semfs.PathErr("close", m.path, fs.ErrClosed, "")
+	}
+	m.closed = true
+	return nil
+}
+
+// remoteFile reads a large object with ranged requests, one block at a
+// time, keeping the last block so sequential and nearby reads cost no extra
+// round trip.
+type remoteFile struct {
+	f      *FS
+	ctx    context.Context
+	info   fs.FileInfo
+	path   string
+	etag   string
+	mu     sync.Mutex
+	off    int64
+	blkOff int64
+	blk    []byte
+	closed bool
+}
+
+const remoteBlock = 1 << 20
+
+var _ semfs.ReadAtFile = (*remoteFile)(nil)
+
+func (r *remoteFile) Stat() (fs.FileInfo, error) { return r.info, nil }
+
+// readAt serves b from the current block, fetching the block holding off
+// when needed (caller holds r.mu).
+func (r *remoteFile) readAt(b []byte, off int64) (int, error) {
+	if r.closed {
+		return 0, semfs.PathErr("read", r.path, fs.ErrClosed, "")
+	}
+	if off < 0 {
+		return 0, semfs.PathErr("read", r.path, semfs.ErrInvalid, "negative offset")
+	}
+	size := r.info.Size()
+	n := 0
+	for n < len(b) {
+		pos := off + int64(n)
+		if pos >= size {
+			return n, io.EOF
+		}
+		if pos < r.blkOff || pos >= r.blkOff+int64(len(r.blk)) || r.blk == nil {
+			start := pos - pos%remoteBlock
+			end := min(start+remoteBlock, size) - 1
+			opts := minio.GetObjectOptions{}
+			if err := opts.SetRange(start, end); err != nil {
+				return n, semfs.PathErr("read", r.path, semfs.ErrInvalid, err.Error())
+			}
+			if r.etag != "" {
+				opts.SetMatchETag(r.etag)
+			}
+			obj, err := r.f.c.GetObject(r.ctx, r.f.bucket, r.f.key(r.path), opts)
+			if err != nil {
+				return n, r.f.storeErr("read", r.path, err)
+			}
+			blk, err := io.ReadAll(obj)
+			obj.Close()
+			if err != nil {
+				return n, r.f.storeErr("read", r.path, err)
+			}
+			if int64(len(blk)) != end-start+1 {
+				return n, &fs.PathError{Op: "read", Path: r.path, Err: fmt.Errorf("object store returned %d bytes for a %d-byte range; the object changed while open, reopen it", len(blk), end-start+1)}
+			}
+			r.blkOff, r.blk = start, blk
+		}
+		n += copy(b[n:], r.blk[pos-r.blkOff:])
+	}
+	return n, nil
+}
+
+func (r *remoteFile) Read(b []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, err := r.readAt(b, r.off)
+	r.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (r *remoteFile) ReadAt(b []byte, off int64) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.readAt(b, off)
+}
+
+func (r *remoteFile) Seek(off int64, whence int) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch whence {
+	case io.SeekCurrent:
+		off += r.off
+	case io.SeekEnd:
+		off += r.info.Size()
+	case io.SeekStart:
+	default:
+		return 0, semfs.PathErr("seek", r.path, semfs.ErrInvalid, "bad whence")
+	}
+	if off < 0 {
+		return 0, semfs.PathErr("seek", r.path, semfs.ErrInvalid, "negative offset")
+	}
+	r.off = off
+	return off, nil
+}
+
+func (r *remoteFile) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return semfs.PathErr("close", r.path, fs.ErrClosed, "")
+	}
+	r.closed = true
+	r.blk = nil
+	return nil
+}
