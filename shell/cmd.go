@@ -104,6 +104,10 @@ func (c *call) hint(arg string, err error) string {
 		}
 	case errors.Is(err, semfs.ErrReadOnly):
 		return " (this tree is read-only; writes are refused)"
+	case errors.Is(err, semfs.ErrIsDir):
+		return fmt.Sprintf(" (it is a directory: list it with 'ls %s' or search it with 'grep -r PATTERN %s')", arg, arg)
+	case errors.Is(err, semfs.ErrNotDir):
+		return " (a component of the path is a file, not a directory)"
 	}
 	return ""
 }

@@ -398,7 +398,7 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 	}
 	if !g.o.recursive {
 		if !g.o.noMsg {
-			c.errf("%s: Is a directory", a)
+			c.errf("%s: Is a directory (use grep -r to search the files in a directory)", a)
 		}
 		r.errored = true
 		return
