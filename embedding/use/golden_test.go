@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -119,4 +120,63 @@ func mustLoad(t testing.TB) *Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestEmbedAVX2MatchesReference re-runs part of the golden set with the
+// AVX2 kernel on machines that would otherwise use AVX-512, so both kernels
+// are checked against the reference.
+func TestEmbedAVX2MatchesReference(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("AVX-512 kernel not in use; TestEmbedMatchesReference covers the active kernel")
+	}
+	defer func(old bool) { useAVX512 = old }(useAVX512)
+	useAVX512 = false
+	m := mustLoad(t)
+	items := loadGolden(t)[:200]
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.Text
+	}
+	got, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range items {
+		if c := cosine(got[i], decodeVec(t, it.Vec)); c < 0.9999 {
+			t.Errorf("AVX2 kernel: cosine %.6f < 0.9999 for %q", c, it.Text)
+		}
+	}
+}
+
+// TestTokensSpellText: the pieces of a text without unknown characters
+// spell exactly the normalised text with "▁" for spaces.
+func TestTokensSpellText(t *testing.T) {
+	m := mustLoad(t)
+	texts := []string{"Hello, world!", "  two  spaces ", "ﬁle ① ＡＢＣ", "x² + y²", "getUserByID(ctx)"}
+	for _, it := range loadGolden(t) {
+		texts = append(texts, it.Text)
+	}
+	checked := 0
+	for _, text := range texts {
+		ids := m.Tokenize(text)
+		var b strings.Builder
+		unknown := false
+		for _, id := range ids {
+			if id == unkID {
+				unknown = true
+				break
+			}
+			b.WriteString(m.w.pieces[id])
+		}
+		if unknown {
+			continue
+		}
+		if want := string(symbols(text)); b.String() != want {
+			t.Errorf("pieces of %q spell %q, want %q", text, b.String(), want)
+		}
+		checked++
+	}
+	if checked < 500 {
+		t.Errorf("only %d texts without unknown characters", checked)
+	}
 }
