@@ -53,8 +53,10 @@
 //
 // Who is asking comes from [semfs.PrincipalFrom]. A context without a
 // principal is a host call (the daemon itself, a snapshot, maintenance):
-// nothing is hidden from it. Admin principals see every file. Path rules
-// apply to everyone.
+// nothing is hidden from it. Every front end serving an agent or a user must
+// therefore put the session's principal in the context ([semfs.WithPrincipal]);
+// one that forgets gets the host's view. Admin principals see every file.
+// Path rules apply to everyone, principal or not.
 //
 // Visibility is decided, in order of preference, by [Policy.Visible] when
 // set; by the wrapped tree's [VisibilityFS] when it has one (the metadata
