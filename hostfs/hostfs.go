@@ -169,6 +169,18 @@ func (f *FS) hidden(p string) bool {
 	return strings.Contains(p, "/"+tmpPrefix)
 }
 
+// holdsHidden refuses to remove, move or replace a directory p (not the
+// root) that has hidden bookkeeping below it: the change would destroy or
+// carry along what the tree does not show.
+func (f *FS) holdsHidden(op, p string) error {
+	for _, h := range f.hide {
+		if h != p && semfs.HasPrefix(h, p) {
+			return semfs.PathErr(op, p, semfs.ErrPermission, "the directory holds semfs bookkeeping ("+h+"); change the entries beside it one by one")
+		}
+	}
+	return nil
+}
+
 // check validates name and refuses hidden paths.
 func (f *FS) check(op, name string) (string, error) {
 	p, err := semfs.Clean(op, name)
@@ -655,6 +667,9 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if p == "/" {
 		return semfs.PathErr("remove", p, semfs.ErrInvalid, "the root cannot be removed; remove what is in it")
 	}
+	if err := f.holdsHidden("remove", p); err != nil {
+		return err
+	}
 	if f.ov != nil {
 		return f.ov.remove(f, p)
 	}
@@ -681,10 +696,8 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 		return err
 	}
 	if p != "/" {
-		for _, h := range f.hide {
-			if semfs.HasPrefix(h, p) {
-				return semfs.PathErr("removeall", p, semfs.ErrPermission, "the subtree holds semfs bookkeeping ("+h+"); remove the other entries one by one")
-			}
+		if err := f.holdsHidden("removeall", p); err != nil {
+			return err
 		}
 	}
 	if f.ov != nil {
@@ -737,6 +750,12 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	}
 	if o == "/" || n == "/" {
 		return semfs.PathErr("rename", o, semfs.ErrInvalid, "the root cannot be moved or replaced")
+	}
+	if err := f.holdsHidden("rename", o); err != nil {
+		return err
+	}
+	if err := f.holdsHidden("rename", n); err != nil {
+		return err
 	}
 	if f.ov != nil {
 		return f.ov.rename(f, o, n)

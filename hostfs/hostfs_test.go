@@ -337,6 +337,27 @@ func TestHidden(t *testing.T) {
 		t.Errorf("after RemoveAll(/), host holds %v", got)
 	}
 
+	// A directory holding hidden bookkeeping is neither removed, moved
+	// nor replaced, in any writable mode.
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		d := seedDir(t, map[string]string{"/w/.semfs/db": "db"})
+		g := open(t, d, mode, Hide("/w/.semfs"))
+		if got := names(t, g, "/w"); len(got) != 0 {
+			t.Errorf("%v: /w lists %v", mode, got)
+		}
+		must(t, g.Mkdir(ctx, "/empty", 0o755))
+		wantErr(t, g.Remove(ctx, "/w"), semfs.ErrPermission, "/w", d)
+		wantErr(t, g.RemoveAll(ctx, "/w"), semfs.ErrPermission, "/w", d)
+		wantErr(t, g.Rename(ctx, "/w", "/v"), semfs.ErrPermission, "/w", d)
+		wantErr(t, g.Rename(ctx, "/empty", "/w"), semfs.ErrPermission, "/w", d)
+		if mode == Overlay {
+			must(t, g.Commit(ctx))
+		}
+		if data, err := os.ReadFile(filepath.Join(d, "w/.semfs/db")); err != nil || string(data) != "db" {
+			t.Errorf("%v: bookkeeping lost: %q %v", mode, data, err)
+		}
+	}
+
 	// Hide replaces the default list.
 	dir2 := seedDir(t, map[string]string{"/.semfs/i": "1", "/private/p.txt": "pp", "/pub.txt": "x"})
 	g := open(t, dir2, ReadOnly, Hide("/private"))
