@@ -21,22 +21,36 @@
 //
 // Capabilities are detected by type assertion, as the root helpers do: the
 // suite calls the helpers (semfs.WriteFile, semfs.RemoveAll, ...) and, where
-// the FS implements a capability, the interface method directly.
+// the FS implements a capability, the interface method directly. A tree
+// without RenameFS or OpenFileFS declares it with [NoRename] or
+// [NoOpenFile]; SnapshotFS is checked when present. A layer that reads the
+// principal from the context gets one through [Context]. Whole-file
+// atomicity under concurrent writers is checked only when the tree
+// implements WriteFileFS (the helper's OpenFile fallback cannot promise it).
+//
+// Each case runs on fresh trees from newFS; a failure names the case, so
+// `go test -run 'TestConformance/RemoveAll'` reruns one. [Cases] lists them.
 //
 // # Fixed choices
 //
 // The contract leaves a few outcomes to the suite, which fixes them:
 // removing the root fails with ErrInvalid; moving or replacing the root with
-// Rename fails with ErrInvalid; RemoveAll of a path below a file fails with
-// ErrNotDir (as os.RemoveAll does); Stat of a path below a file fails with
-// ErrNotDir or ErrNotExist; reading a closed file fails with a *fs.PathError.
+// Rename fails with ErrInvalid; Mkdir of the root fails with ErrExist;
+// RemoveAll of a missing path succeeds, of a path below a file fails with
+// ErrNotDir (as os.RemoveAll does), and of the root empties the tree; Stat,
+// Open and Remove of a path below a file fail with ErrNotDir or
+// ErrNotExist; a read-only handle refuses writes and a write-only handle
+// refuses reads, and every operation on a closed file fails, each with a
+// *fs.PathError; Restore of a damaged stream fails with a *fs.PathError and
+// changes nothing.
 // The interface methods themselves, called with a path Clean rejects, must
 // fail with a *fs.PathError (any sentinel) and change nothing: a backend
 // that "succeeds" on "../x" may be reaching outside its tree.
 //
 // At the end of every case the suite checks that the views of each tree it
-// made agree: every listing is sorted and matches Stat, Files lists exactly
-// the regular files a walk finds, and TotalSize is the sum of their sizes.
+// made agree (see [Consistent]): every listing is sorted and matches Stat,
+// Files lists exactly the regular files a walk finds, and TotalSize is the
+// sum of their sizes.
 //
 // # Testing the suite
 //
