@@ -108,7 +108,7 @@ func New(mounts []Mount, opts ...Option) (*FS, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	f := &FS{points: map[string]*mnt{}, dirs: map[string][]string{}, modTime: cfg.modTime}
+	f := &FS{points: map[string]*mnt{}, dirs: map[string][]string{}, modTime: cfg.modTime, structLen: 1}
 	for _, m := range mounts {
 		at, err := semfs.Clean("mount", m.At)
 		if err != nil {
@@ -189,10 +189,14 @@ func (f *FS) resolve(p string) *mnt {
 	return nil
 }
 
-// structural reports whether p is a mount point or a directory above one.
+// structural reports whether p is a mount point or a directory above one
+// (the root always is: it exists even in an empty table).
 func (f *FS) structural(p string) bool {
 	if len(p) > f.structLen {
 		return false // the common case, without hashing p
+	}
+	if p == "/" {
+		return true
 	}
 	if _, ok := f.points[p]; ok {
 		return true

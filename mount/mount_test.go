@@ -425,6 +425,17 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("New(%v) = %v, want ErrInvalid", bad, err)
 		}
 	}
+	empty := mustNew(t)
+	if info, err := empty.Stat(ctx, "/"); err != nil || !info.IsDir() {
+		t.Errorf("empty table: Stat(/) = %v, %v", info, err)
+	}
+	if got := names(t, empty, "/"); len(got) != 0 {
+		t.Errorf("empty table lists %v", got)
+	}
+	pe := wantErr(t, empty.WriteFile(ctx, "/x", nil, 0o644), semfs.ErrPermission, "/x")
+	if !strings.Contains(pe.Error(), "writable mounts: none") {
+		t.Errorf("empty table write error %q", pe)
+	}
 	one := mustNew(t, mount.Mount{At: "/m", FS: b})
 	if semfs.Base(one) != semfs.FS(b) {
 		t.Error("Base of a one-mount table is not its backend")
