@@ -378,3 +378,56 @@ func FuzzModel(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRestore feeds Restore arbitrary streams: it must never panic, a
+// refused stream must leave the tree as it was, and an accepted one must
+// give a consistent tree whose snapshot restores to the same tree.
+func FuzzRestore(f *testing.F) {
+	var buf bytes.Buffer
+	src := memfs.FromMap(map[string]string{"/a/b": "bb", "/c": strings.Repeat("c", 70000), "/empty": ""})
+	src.Snapshot(ctx, &buf)
+	f.Add(buf.Bytes())
+	buf.Reset()
+	memfs.New().Snapshot(ctx, &buf)
+	f.Add(buf.Bytes())
+	f.Add([]byte("semfsmem\x01"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		m := memfs.FromMap(map[string]string{"/keep": "k"})
+		if err := m.Restore(ctx, bytes.NewReader(stream)); err != nil {
+			var pe *fs.PathError
+			if !errors.As(err, &pe) || !errors.Is(err, semfs.ErrInvalid) {
+				t.Fatalf("Restore error %v is not a PathError wrapping ErrInvalid", err)
+			}
+			if got, err := m.ReadFile(ctx, "/keep"); err != nil || string(got) != "k" {
+				t.Fatalf("a refused Restore changed the tree")
+			}
+			return
+		}
+		md := newModel()
+		err := semfs.WalkDir(ctx, m, "/", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				md.dirs[p] = true
+				return nil
+			}
+			data, err := m.ReadFile(ctx, p)
+			md.files[p] = string(data)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("walking a restored tree: %v", err)
+		}
+		compareTrees(t, m, md, "restored")
+		var again bytes.Buffer
+		if err := m.Snapshot(ctx, &again); err != nil {
+			t.Fatal(err)
+		}
+		m2 := memfs.New()
+		if err := m2.Restore(ctx, &again); err != nil {
+			t.Fatalf("a snapshot of a restored tree does not restore: %v", err)
+		}
+		compareTrees(t, m2, md, "restored twice")
+	})
+}
