@@ -69,8 +69,8 @@
 //
 // Meta on a path without read access is refused like a read (a summary
 // describes bytes not granted); SetTags follows the write rules; results of
-// Query, Search and Related are filtered to paths with access that are
-// visible, since a hit is an existence proof. A filtered search page may
+// Query, Search, Related and GrepCandidates are filtered to paths with
+// access that are visible, since a hit is an existence proof. A filtered search page may
 // hold fewer hits than its limit.
 //
 // # Limits

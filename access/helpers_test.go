@@ -156,3 +156,19 @@ func fileList(t *testing.T, fsys semfs.FS, ctx context.Context, root string) []s
 	}
 	return out
 }
+
+// GrepCandidates: files whose contents hold pattern literally.
+func (t *tagged) GrepCandidates(ctx context.Context, root, pattern string, opts semfs.GrepOptions) ([]string, bool, error) {
+	files, err := semfs.FileList(ctx, t.FS, root)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []string
+	for _, p := range files {
+		data, _ := t.FS.ReadFile(ctx, p)
+		if strings.Contains(string(data), pattern) {
+			out = append(out, p)
+		}
+	}
+	return out, true, nil
+}

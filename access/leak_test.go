@@ -62,6 +62,16 @@ func TestHiddenNameNeverLeaks(t *testing.T) {
 	note("related", rel, err)
 	m, err := f.Meta(agent, "/guide.md")
 	note("meta", m.Links, err)
+	cands, ok, err := f.GrepCandidates(agent, "/", "payments", semfs.GrepOptions{Fixed: true})
+	note("grep", cands, err)
+	if !ok || len(cands) != 0 {
+		t.Errorf("GrepCandidates = %v, %v; want an ok, empty answer", cands, ok)
+	}
+	cands, _, err = f.GrepCandidates(agent, "/api", "users", semfs.GrepOptions{Fixed: true})
+	note("grep", cands, err)
+	if len(cands) != 2 {
+		t.Errorf("GrepCandidates(users) = %v; want /api/users.mdx and /api/sub/deep.mdx", cands)
+	}
 	n, err := f.TotalSize(agent)
 	note("totalsize", n, err)
 

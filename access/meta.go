@@ -195,3 +195,42 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 	}
 	return out, nil
 }
+
+// GrepCandidates narrows a content search to candidate files the principal
+// may see. It is not ok when the wrapped tree cannot narrow it; the caller
+// then scans, through this layer.
+func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semfs.GrepOptions) ([]string, bool, error) {
+	p, err := semfs.Clean("grep", root)
+	if err != nil {
+		return nil, false, err
+	}
+	g, ok := f.inner.(semfs.GrepCandidatesFS)
+	if !ok {
+		return nil, false, nil
+	}
+	if a, r := f.pol.access(p); a == None && p != "/" {
+		var buf [16]uint64
+		if !f.pol.grantsBelow(f.pol.walk(p, buf[:0])) {
+			return nil, false, refusal("grep", p, a, r)
+		}
+	}
+	paths, ok, err := g.GrepCandidates(ctx, p, pattern, opts)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	v := f.view(ctx)
+	if !f.filtering(v) {
+		return paths, true, nil
+	}
+	out := paths[:0:0]
+	for _, c := range paths {
+		ok, err := f.seen(v, c)
+		if err != nil {
+			return nil, false, semfs.RewritePath(err, "grep", p)
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, true, nil
+}

@@ -43,8 +43,8 @@
 // [FS] forwards every capability of the contract: reads, WriteFile,
 // OpenFile, Mkdir, MkdirAll, Remove, RemoveAll, Rename, Files (merged in
 // path order across mounts), TotalSize (the sum over distinct backends),
-// Meta and SetTags, Query and Related and Search (fanned out and merged, with
-// paths rewritten), and Exists. A backend lacking a capability gets the
+// Meta and SetTags, Query and Related and Search and GrepCandidates (fanned
+// out and merged, with paths rewritten), and Exists. A backend lacking a capability gets the
 // root package's fallback (or its ErrReadOnly).
 //
 // Search pages: a request whose path filter lies inside one mount goes to

@@ -206,3 +206,50 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 	}
 	return base64.RawURLEncoding.EncodeToString(raw), nil
 }
+
+// GrepCandidates asks every mount below root for candidate files and merges
+// them in path order. If a mount there cannot narrow the search (no content
+// index, or its answer is not ok), the answer is not ok: the caller scans.
+func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semfs.GrepOptions) ([]string, bool, error) {
+	p, err := semfs.Clean("grep", root)
+	if err != nil {
+		return nil, false, err
+	}
+	cover := f.resolve(p)
+	var out []string
+	for _, m := range f.mounts {
+		var broot string
+		switch {
+		case m == cover:
+			broot = m.inner(p)
+		case m.At != p && semfs.HasPrefix(m.At, p):
+			broot = m.inner(m.At)
+		default:
+			continue
+		}
+		g, ok := m.FS.(semfs.GrepCandidatesFS)
+		if !ok {
+			return nil, false, nil
+		}
+		paths, ok, err := g.GrepCandidates(ctx, broot, pattern, opts)
+		if err != nil {
+			if (f.structural(p) || m != cover) && semfs.IsAbsence(err) {
+				continue // a directory only the table knows: nothing there
+			}
+			return nil, false, m.err(err, "grep", p)
+		}
+		if !ok {
+			return nil, false, nil
+		}
+		for _, bp := range paths {
+			if tp, ok := f.visibleHere(m, bp); ok {
+				out = append(out, tp)
+			}
+		}
+	}
+	if cover == nil && !f.structural(p) {
+		return nil, false, semfs.PathErr("grep", p, semfs.ErrNotExist, "")
+	}
+	slices.Sort(out)
+	return out, true, nil
+}

@@ -588,3 +588,41 @@ func TestQuerySearchRelatedFanOut(t *testing.T) {
 		t.Errorf("Meta(/) = %+v, %v", m, err)
 	}
 }
+
+// GrepCandidates: files whose contents hold pattern literally.
+func (s *searchable) GrepCandidates(ctx context.Context, root, pattern string, opts semfs.GrepOptions) ([]string, bool, error) {
+	files, err := semfs.FileList(ctx, s.FS, root)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []string
+	for _, p := range files {
+		data, _ := s.FS.ReadFile(ctx, p)
+		if strings.Contains(string(data), pattern) {
+			out = append(out, p)
+		}
+	}
+	return out, true, nil
+}
+
+func TestGrepCandidatesMerged(t *testing.T) {
+	root := &searchable{FS: memfs.FromMap(map[string]string{"/z.md": "needle", "/mem/shadowed.md": "needle", "/a.md": "hay"})}
+	mem := &searchable{FS: memfs.FromMap(map[string]string{"/n.md": "needle", "/h.md": "hay"})}
+	f := mustNew(t, mount.Mount{At: "/", FS: root}, mount.Mount{At: "/mem", FS: mem})
+	got, ok, err := f.GrepCandidates(ctx, "/", "needle", semfs.GrepOptions{})
+	if err != nil || !ok || !slices.Equal(got, []string{"/mem/n.md", "/z.md"}) {
+		t.Errorf("GrepCandidates(/) = %v, %v, %v", got, ok, err)
+	}
+	got, ok, err = f.GrepCandidates(ctx, "/mem", "needle", semfs.GrepOptions{})
+	if err != nil || !ok || !slices.Equal(got, []string{"/mem/n.md"}) {
+		t.Errorf("GrepCandidates(/mem) = %v, %v, %v", got, ok, err)
+	}
+	// A mount that cannot narrow the search makes the answer not ok.
+	g := mustNew(t, mount.Mount{At: "/", FS: root}, mount.Mount{At: "/plain", FS: memfs.New()})
+	if _, ok, err := g.GrepCandidates(ctx, "/", "needle", semfs.GrepOptions{}); ok || err != nil {
+		t.Errorf("with a plain mount: ok=%v, err=%v; want not ok", ok, err)
+	}
+	if got, ok, _ := g.GrepCandidates(ctx, "/a.md", "hay", semfs.GrepOptions{}); !ok || !slices.Equal(got, []string{"/a.md"}) {
+		t.Errorf("below the plain mount's reach: %v, %v", got, ok)
+	}
+}
