@@ -17,12 +17,6 @@ func TestConformanceRootMount(t *testing.T) {
 	})
 }
 
-func TestConformanceRootMountAbsolute(t *testing.T) {
-	semfstest.Run(t, func(t *testing.T) semfs.FS {
-		return mustNew(t, mount.Mount{At: "/", FS: memfs.New(), KeepAbsolute: true})
-	})
-}
-
 func TestConformanceNestedTables(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		inner := mustNew(t, mount.Mount{At: "/", FS: memfs.New()})
