@@ -3,6 +3,8 @@ package memfs_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -312,6 +314,9 @@ func FuzzModel(f *testing.F) {
 	f.Add([]byte{0, 3, 9, 0, 5, 200, 5, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Add(bytes.Repeat([]byte{0, 6, 77, 2, 8, 1, 5, 6, 2, 7, 3, 4}, 8))
 	f.Add([]byte{2, 6, 0, 1, 4, 2, 2, 7, 4, 1, 5, 2, 3, 1, 0, 6, 2, 1, 2, 5})
+	// Copy on write: a big file, a reader, writes and truncates into the
+	// shared chunks, snapshots in between, a rename.
+	f.Add([]byte{0, 1, 200, 8, 1, 6, 1, 70, 10, 0, 9, 0, 7, 1, 0, 0, 3, 6, 1, 0, 5, 0, 8, 1, 9, 0, 5, 1, 2, 6, 2, 131, 200, 0, 9, 0, 4, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		m, md := memfs.New(), newModel()
 		next := func() int {
@@ -323,8 +328,22 @@ func FuzzModel(f *testing.F) {
 			return int(b)
 		}
 		pathArg := func() string { return fuzzPaths[next()%len(fuzzPaths)] }
+		// Readers opened along the way must keep reading what the file
+		// held when they were opened; snapshots must restore to the tree
+		// they saw (both share chunks copy-on-write with the live tree).
+		type openReader struct {
+			r    io.ReaderAt
+			want string
+		}
+		var readers []openReader
+		type snap struct {
+			stream []byte
+			files  map[string]string
+			dirs   map[string]bool
+		}
+		var snaps []snap
 		for step := 0; len(ops) > 0 && step < 200; step++ {
-			op := next() % 8
+			op := next() % 10
 			p := pathArg()
 			var got, want error
 			var desc string
@@ -349,6 +368,23 @@ func FuzzModel(f *testing.F) {
 				n := pathArg()
 				desc = "Rename " + p + " " + n
 				got, want = m.Rename(ctx, p, n), md.rename(p, n)
+			case 8:
+				desc = "Open " + p
+				r, err := m.Open(ctx, p)
+				if err == nil {
+					readers = append(readers, openReader{r.(io.ReaderAt), md.files[p]})
+				}
+				got, want = err, md.find(p)
+				if want == nil && md.dirs[p] {
+					want = semfs.ErrIsDir
+				}
+			case 9:
+				desc = "Snapshot"
+				var buf bytes.Buffer
+				if err := m.Snapshot(ctx, &buf); err != nil {
+					t.Fatalf("Snapshot: %v", err)
+				}
+				snaps = append(snaps, snap{buf.Bytes(), maps.Clone(md.files), maps.Clone(md.dirs)})
 			case 6, 7:
 				off := next() * 997
 				data := strings.Repeat("Z", next()*131)
@@ -375,6 +411,20 @@ func FuzzModel(f *testing.F) {
 				t.Fatalf("step %d %s: memfs %v; model %v", step, desc, got, want)
 			}
 			compareTrees(t, m, md, desc)
+			for i, r := range readers {
+				buf := make([]byte, len(r.want)+1)
+				n, _ := r.r.ReadAt(buf, 0)
+				if string(buf[:n]) != r.want {
+					t.Fatalf("after %s: reader %d reads %d bytes, not the %d it was opened with", desc, i, n, len(r.want))
+				}
+			}
+		}
+		for i, sn := range snaps {
+			r := memfs.New()
+			if err := r.Restore(ctx, bytes.NewReader(sn.stream)); err != nil {
+				t.Fatalf("Restore of snapshot %d: %v", i, err)
+			}
+			compareTrees(t, r, &model{files: sn.files, dirs: sn.dirs}, fmt.Sprintf("snapshot %d", i))
 		}
 	})
 }
