@@ -64,7 +64,7 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 		return err
 	}
 	cp := append([]float32(nil), vec...)
-	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
 		res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
@@ -84,7 +84,7 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 	if err != nil {
 		return err
 	}
-	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
 		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`)
 		if err != nil {
 			return nil, err

@@ -63,6 +63,12 @@ var derivedTables = []string{"chunks", "chunks_fts", "tags_fts", "grep_fts"}
 // Index is a Store backed by one SQLite file.
 type Index struct {
 	db   *sql.DB
+	// vdb is a second handle on the same file with synchronous=NORMAL, for
+	// writes of derived data only (vectors): a commit there is not fsynced
+	// on its own (a crash may lose it, and the drain re-embeds), but the
+	// next FULL commit of db makes it durable too. Writes on both handles
+	// are serialised by wmu.
+	vdb  *sql.DB
 	path string
 	wmu  sync.Mutex // serialises write transactions
 
@@ -93,26 +99,38 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		return nil, storeErr("open index", path, err)
 	}
 	db.SetMaxOpenConns(4)
-	ix := &Index{db: db, path: path, vecs: map[string]*index.Vectors{
+	vdb, err := sql.Open("sqlite", strings.Replace(dsn, "synchronous(FULL)", "synchronous(NORMAL)", 1))
+	if err != nil {
+		db.Close()
+		return nil, storeErr("open index", path, err)
+	}
+	vdb.SetMaxOpenConns(1)
+	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
 	}, tags: map[string]string{}}
 	if err := ix.migrate(ctx); err != nil {
-		db.Close()
+		ix.Close()
 		return nil, err
 	}
 	if err := ix.openDerived(ctx); err != nil {
-		db.Close()
+		ix.Close()
 		return nil, err
 	}
 	if err := ix.load(ctx); err != nil {
-		db.Close()
+		ix.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
 // Close closes the database.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error {
+	verr := ix.vdb.Close()
+	if err := ix.db.Close(); err != nil {
+		return err
+	}
+	return verr
+}
 
 func storeErr(op, path string, err error) error {
 	var pe *fs.PathError

@@ -14,9 +14,18 @@ import (
 type memOp func()
 
 func (ix *Index) write(ctx context.Context, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
+	return ix.writeOn(ctx, ix.db, op, path, fn)
+}
+
+// writeDerived is write for derived data only (see Index.vdb).
+func (ix *Index) writeDerived(ctx context.Context, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
+	return ix.writeOn(ctx, ix.vdb, op, path, fn)
+}
+
+func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
-	tx, err := ix.db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return storeErr(op, path, err)
 	}
