@@ -62,7 +62,7 @@ var derivedTables = []string{"chunks", "chunks_fts", "tags_fts", "grep_fts"}
 
 // Index is a Store backed by one SQLite file.
 type Index struct {
-	db   *sql.DB
+	db *sql.DB
 	// vdb is a second handle on the same file with synchronous=NORMAL, for
 	// writes of derived data only (vectors): a commit there is not fsynced
 	// on its own (a crash may lose it, and the drain re-embeds), but the
