@@ -224,12 +224,15 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 // reach it.
 func TestSnapshotIsPointInTime(t *testing.T) {
 	m := memfs.New()
-	orig := pattern(2*memfs.ChunkSize + 7)
+	// Larger than the snapshot's write buffer, so the first Write reaches
+	// w while the end of /f is still to be written out.
+	const at = 9*memfs.ChunkSize + 5
+	orig := pattern(10*memfs.ChunkSize + 7)
 	m.WriteFile(ctx, "/f", orig, 0o644)
 	m.WriteFile(ctx, "/g", []byte("g"), 0o644)
 	sw := &slowWriter{once: func() {
 		f, _ := m.OpenFile(ctx, "/f", os.O_RDWR, 0)
-		f.WriteAt([]byte("CHANGED"), 5)
+		f.WriteAt([]byte("CHANGED"), at)
 		f.Close()
 		m.Remove(ctx, "/g")
 		m.WriteFile(ctx, "/h", []byte("new"), 0o644)
@@ -247,7 +250,7 @@ func TestSnapshotIsPointInTime(t *testing.T) {
 	if files, _ := semfs.FileList(ctx, r, "/"); !slices.Equal(files, []string{"/f", "/g"}) {
 		t.Errorf("snapshot files = %q; want [/f /g]", files)
 	}
-	if got, _ := m.ReadFile(ctx, "/f"); !bytes.Equal(got[5:12], []byte("CHANGED")) {
+	if got, _ := m.ReadFile(ctx, "/f"); !bytes.Equal(got[at:at+7], []byte("CHANGED")) {
 		t.Errorf("the live tree lost the write made during the snapshot")
 	}
 }
