@@ -124,7 +124,7 @@ func testOpenFileReadWrite(e *env) {
 	}
 	verify := func(step string) {
 		e.Helper()
-		buf := make([]byte, len(model)+10)
+		buf := bytes.Repeat([]byte{0xAA}, len(model)+10) // holes must read as zeros, not as what the buffer held
 		n, err := f.ReadAt(buf, 0)
 		if n != len(model) || err != io.EOF || !bytes.Equal(buf[:n], model) {
 			e.Errorf("after %s: ReadAt(all) = %d, %v; want %d bytes, io.EOF, matching contents %v", step, n, err, len(model), bytes.Equal(buf[:n], model))
