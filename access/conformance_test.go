@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -57,5 +58,37 @@ func TestIOFSFiltered(t *testing.T) {
 	if err := fstest.TestFS(semfs.IOFS(context.Background(), f),
 		"corpus/guide.md", "work/notes.md", "work/plan.locked.md", "deep/a/b/c/spec.locked.md"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What a session sees of a tree with hidden files and rules is a consistent
+// file system: listings, Stat, Open and ReadFile agree (testing/fstest
+// checks that), and it holds exactly the visible, granted files.
+func TestIOFSSessionView(t *testing.T) {
+	inner := newTagged(map[string]string{
+		"/auth/oauth.mdx":          "o",
+		"/internal/billing.mdx":    "b",
+		"/api/users.mdx":           "u",
+		"/api/payments.mdx":        "p",
+		"/api/deep/only-hidden.md": "h",
+		"/api/deep2/shown.md":      "s",
+		"/corpus/guide.md":         "g",
+		"/secret/x.md":             "x",
+	})
+	inner.hide("/internal/billing.mdx", "billing")
+	inner.hide("/api/payments.mdx", "billing")
+	inner.hide("/api/deep/only-hidden.md", "billing")
+	f := access.New(inner, access.Policy{Rules: []access.Rule{
+		{Path: "/secret", Access: access.None},
+		{Path: "/corpus", Access: access.Read},
+	}})
+	if err := fstest.TestFS(semfs.IOFS(principalCtx("support"), f),
+		"auth/oauth.mdx", "api/users.mdx", "api/deep2/shown.md", "corpus/guide.md"); err != nil {
+		t.Fatal(err)
+	}
+	got := fileList(t, f, principalCtx("support"), "/")
+	want := []string{"/api/deep2/shown.md", "/api/users.mdx", "/auth/oauth.mdx", "/corpus/guide.md"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Files = %v, want %v", got, want)
 	}
 }
