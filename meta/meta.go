@@ -73,6 +73,8 @@ type FS struct {
 
 	mu sync.Mutex // serialises read-modify-write of file rows
 
+	vis restricted // files with restricted visibility
+
 	queue   chan string
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -124,6 +126,9 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 	}
 	f := &FS{base: base, store: store, opts: opts, log: opts.Logger,
 		queue: make(chan string, 4096), stop: make(chan struct{})}
+	if err := f.vis.load(context.Background(), store); err != nil {
+		return nil, err
+	}
 	f.stopped.Add(1)
 	go f.indexer()
 	return f, nil
@@ -259,6 +264,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 		return err
 	}
 	f.logErr("remove", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	f.vis.drop(p)
 	return nil
 }
 
@@ -272,6 +278,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 		return err
 	}
 	f.logErr("removeall", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	f.vis.drop(p)
 	return nil
 }
 
@@ -295,6 +302,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
 	err = f.store.Rename(ctx, o, n)
+	f.vis.rename(o, n)
 	f.mu.Unlock()
 	if err != nil {
 		f.logErr("rename", o, err)
@@ -630,6 +638,9 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 	}
 	rec.Tags = tags
 	err = f.store.Put(ctx, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+	if err == nil {
+		f.vis.set(p, tags)
+	}
 	f.mu.Unlock()
 	if err != nil {
 		return semfs.RewritePath(err, "tag", p)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/embedding/embeddingtest"
 	"github.com/semfs/semfs/index"
@@ -56,7 +57,7 @@ func TestConformance(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		f, _ := newFS(t, nil)
 		return f
-	}, semfstest.Writers(4))
+	}, semfstest.Writers(2))
 }
 
 func write(t *testing.T, f semfs.FS, ctx context.Context, p, data string) {
@@ -583,4 +584,59 @@ func TestGrepCandidatesSuperset(t *testing.T) {
 		t.Fatal(".* has no trigram: ok must be false")
 	}
 	_ = fmt.Sprint
+}
+
+var _ access.VisibilityFS = (*meta.FS)(nil)
+
+func TestVisibility(t *testing.T) {
+	f, ix := newFS(t, nil)
+	ctx := context.Background()
+	write(t, f, ctx, "/open/a.txt", "a")
+	write(t, f, ctx, "/secret/s.txt", "s")
+	write(t, f, ctx, "/mixed/pub.txt", "p")
+	write(t, f, ctx, "/mixed/fin.txt", "f")
+	write(t, f, ctx, "/mixed/deep/fin2.txt", "f")
+	f.SetTags(ctx, "/secret/s.txt", semfs.Tags{Groups: []string{"ops"}})
+	f.SetTags(ctx, "/mixed/fin.txt", semfs.Tags{Groups: []string{"finance"}})
+	f.SetTags(ctx, "/mixed/deep/fin2.txt", semfs.Tags{Groups: []string{"finance"}})
+	f.SetTags(ctx, "/mixed/pub.txt", semfs.Tags{Groups: []string{"finance"}, Public: true})
+	bob := semfs.Principal{ID: "bob", Groups: []string{"eng"}}
+	ann := semfs.Principal{ID: "ann", Groups: []string{"finance"}}
+	cases := []struct {
+		p    semfs.Principal
+		name string
+		want bool
+	}{
+		{bob, "/open/a.txt", true}, {bob, "/secret/s.txt", false}, {bob, "/secret", false},
+		{bob, "/mixed", true}, {bob, "/mixed/fin.txt", false}, {bob, "/mixed/pub.txt", true},
+		{bob, "/mixed/deep", false}, {ann, "/mixed/deep", true}, {ann, "/secret", false},
+		{semfs.Principal{Admin: true}, "/secret/s.txt", true}, {bob, "/missing", false},
+	}
+	for _, c := range cases {
+		got, err := f.VisibleTo(ctx, c.p, c.name)
+		if err != nil || got != c.want {
+			t.Errorf("VisibleTo(%s, %s) = %v, %v; want %v", c.p.ID, c.name, got, err, c.want)
+		}
+	}
+	h, err := f.HiddenIn(ctx, bob, "/mixed")
+	if err != nil || len(h) != 2 || !h["fin.txt"] || !h["deep"] {
+		t.Fatalf("HiddenIn: %v %v", h, err)
+	}
+	// Visibility follows renames and is reloaded from the store.
+	semfs.Rename(ctx, f, "/secret", "/vault")
+	if ok, _ := f.VisibleTo(ctx, bob, "/vault/s.txt"); ok {
+		t.Fatal("renamed restricted file became visible")
+	}
+	g, err := meta.New(f.Unwrap(), ix, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if ok, _ := g.VisibleTo(ctx, bob, "/vault/s.txt"); ok {
+		t.Fatal("restricted set not reloaded")
+	}
+	f.SetTags(ctx, "/vault/s.txt", semfs.Tags{})
+	if ok, _ := f.VisibleTo(ctx, bob, "/vault"); !ok {
+		t.Fatal("untagged file still hidden")
+	}
 }

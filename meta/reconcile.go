@@ -100,6 +100,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		if err := f.store.Remove(ctx, p, false); err != nil {
 			return rep, err
 		}
+		f.vis.drop(p)
 		rep.Removed++
 	}
 	total := len(jobs) + rep.Unchanged

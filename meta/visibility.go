@@ -1,0 +1,204 @@
+package meta
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/index"
+)
+
+// restricted is the in-memory set of files whose tags restrict who sees
+// them (groups set, not public), sorted by path, so that visibility is
+// answered without a store round trip. It is loaded at New and kept in step
+// with SetTags, Rename and Remove.
+type restricted struct {
+	mu     sync.RWMutex
+	paths  []string            // sorted
+	groups map[string][]string // path → groups
+}
+
+func (r *restricted) load(ctx context.Context, store index.Store) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.paths, r.groups = nil, map[string][]string{}
+	return store.WalkFiles(ctx, "/", func(f index.File) error {
+		if len(f.Groups) > 0 && !f.Public {
+			r.paths = append(r.paths, f.Path)
+			r.groups[f.Path] = append([]string(nil), f.Groups...)
+		}
+		return nil
+	})
+}
+
+func (r *restricted) set(p string, t semfs.Tags) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := sort.SearchStrings(r.paths, p)
+	has := i < len(r.paths) && r.paths[i] == p
+	if len(t.Groups) > 0 && !t.Public {
+		if !has {
+			r.paths = append(r.paths, "")
+			copy(r.paths[i+1:], r.paths[i:])
+			r.paths[i] = p
+		}
+		r.groups[p] = append([]string(nil), t.Groups...)
+		return
+	}
+	if has {
+		r.paths = append(r.paths[:i], r.paths[i+1:]...)
+		delete(r.groups, p)
+	}
+}
+
+// under returns the range of restricted paths at or below dir.
+func (r *restricted) under(dir string) (lo, hi int) {
+	if dir == "/" {
+		return 0, len(r.paths)
+	}
+	lo = sort.SearchStrings(r.paths, dir)
+	hi = sort.SearchStrings(r.paths, dir+"0") // '0' follows '/'
+	return lo, hi
+}
+
+func (r *restricted) drop(dir string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lo, hi := r.under(dir)
+	for _, p := range r.paths[lo:hi] {
+		if semfs.HasPrefix(p, dir) {
+			delete(r.groups, p)
+		}
+	}
+	kept := r.paths[:lo]
+	for _, p := range r.paths[lo:hi] {
+		if !semfs.HasPrefix(p, dir) {
+			kept = append(kept, p)
+		}
+	}
+	r.paths = append(kept, r.paths[hi:]...)
+}
+
+func (r *restricted) rename(o, n string) {
+	r.mu.Lock()
+	lo, hi := r.under(o)
+	moved := map[string][]string{}
+	for _, p := range r.paths[lo:hi] {
+		if semfs.HasPrefix(p, o) {
+			moved[n+p[len(o):]] = r.groups[p]
+		}
+	}
+	r.mu.Unlock()
+	r.drop(n)
+	r.drop(o)
+	r.mu.Lock()
+	for p, g := range moved {
+		r.groups[p] = g
+		r.paths = append(r.paths, p)
+	}
+	sort.Strings(r.paths)
+	r.mu.Unlock()
+}
+
+// VisibleTo reports whether name is visible to p (the access layer's
+// VisibilityFS): a file when its tags are visible to p; a directory when it
+// holds a visible file or no file at all. A missing name answers false.
+func (f *FS) VisibleTo(ctx context.Context, p semfs.Principal, name string) (bool, error) {
+	n, err := semfs.Clean("stat", name)
+	if err != nil {
+		return false, nil
+	}
+	info, err := f.base.Stat(ctx, n)
+	if err != nil {
+		if semfs.IsAbsence(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	if p.Admin || n == "/" {
+		return true, nil
+	}
+	if !info.IsDir() {
+		f.vis.mu.RLock()
+		g, ok := f.vis.groups[n]
+		f.vis.mu.RUnlock()
+		return !ok || p.InGroup(g), nil
+	}
+	return f.dirVisible(ctx, p, n)
+}
+
+func (f *FS) dirVisible(ctx context.Context, p semfs.Principal, dir string) (bool, error) {
+	f.vis.mu.RLock()
+	lo, hi := f.vis.under(dir)
+	var hidden map[string]bool
+	for _, q := range f.vis.paths[lo:hi] {
+		if !semfs.HasPrefix(q, dir) {
+			continue
+		}
+		if p.InGroup(f.vis.groups[q]) {
+			f.vis.mu.RUnlock()
+			return true, nil
+		}
+		if hidden == nil {
+			hidden = map[string]bool{}
+		}
+		hidden[q] = true
+	}
+	f.vis.mu.RUnlock()
+	if hidden == nil {
+		return true, nil // nothing restricted below
+	}
+	// Every restricted file below is hidden: the directory is visible if
+	// it holds any other file, or no file at all.
+	any := false
+	for q, err := range semfs.Files(ctx, f.base, dir) {
+		if err != nil {
+			if semfs.IsAbsence(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		any = true
+		if !hidden[q] {
+			return true, nil
+		}
+	}
+	return !any, nil
+}
+
+// HiddenIn returns the entries of directory dir hidden from p (nil when
+// none is).
+func (f *FS) HiddenIn(ctx context.Context, p semfs.Principal, dir string) (map[string]bool, error) {
+	d, err := semfs.Clean("readdir", dir)
+	if err != nil || p.Admin {
+		return nil, nil
+	}
+	f.vis.mu.RLock()
+	lo, hi := f.vis.under(d)
+	children := map[string]bool{} // child name → is a directory
+	for _, q := range f.vis.paths[lo:hi] {
+		if q == d || !semfs.HasPrefix(q, d) {
+			continue
+		}
+		rest := semfs.Rel(q, d)[1:]
+		name, _, deeper := strings.Cut(rest, "/")
+		children[name] = children[name] || deeper
+	}
+	f.vis.mu.RUnlock()
+	var out map[string]bool
+	for name := range children {
+		ok, err := f.VisibleTo(ctx, p, semfs.Join(d, name))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	return out, nil
+}
