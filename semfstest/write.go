@@ -137,6 +137,29 @@ func testModTimeUpdated(e *env) {
 	if !t2.After(t1) {
 		e.Errorf("ModTime not updated by a later write: %v then %v", t1, t2)
 	}
+	if e.cfg.noOpenFile {
+		return
+	}
+	// Writes through an open file update it too.
+	deadline = time.Now().Add(2500 * time.Millisecond)
+	var t3 time.Time
+	for {
+		time.Sleep(10 * time.Millisecond)
+		f := e.openFile(fsys, "/m", osWRONLY)
+		if _, err := f.WriteAt([]byte("T"), 0); err != nil {
+			e.Fatalf("WriteAt: %v", err)
+		}
+		if err := f.Close(); err != nil {
+			e.Fatalf("Close: %v", err)
+		}
+		t3 = e.stat(fsys, "/m").ModTime()
+		if t3.After(t2) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !t3.After(t2) {
+		e.Errorf("ModTime not updated by a write through OpenFile: %v then %v", t2, t3)
+	}
 }
 
 func testMkdir(e *env) {
