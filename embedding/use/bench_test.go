@@ -66,6 +66,32 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// BenchmarkEmbedChunk embeds content-sized texts (≈ 110 tokens, near the
+// 128-token limit) 8 per call.
+func BenchmarkEmbedChunk(b *testing.B) {
+	m := mustLoad(b)
+	short := shortTexts(1024)
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = strings.Join(short[i*10:i*10+10], ". ")
+	}
+	if n := len(m.Tokenize(texts[0])); n < 80 || n > 128 {
+		b.Fatalf("chunk text has %d tokens", n)
+	}
+	ctx := context.Background()
+	n := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		i := (n * 8) % len(texts)
+		if _, err := m.Embed(ctx, texts[i:i+8]); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n*8)/b.Elapsed().Seconds(), "texts/s")
+	b.ReportMetric(float64(n*8)/(cpuTime()-cpu0).Seconds(), "texts/cpu-s")
+}
+
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := load(weightsFile, weightsSHA256); err != nil {

@@ -37,6 +37,11 @@ const Name = "use-lite-512-f16"
 // Version changes whenever tokenisation, pooling or weights change.
 const Version = "1"
 
+// MaxTokens is the model's input limit: Embed reads only the first
+// MaxTokens SentencePiece tokens of a text (about 80–100 English words).
+// Chunk longer contents before embedding them; Tokenize counts tokens.
+const MaxTokens = maxTokens
+
 // Calibrated thresholds, measured on embedding/testdata/paraphrase.tsv
 // (110 pairs) and tags.tsv ((query, tag text) pairs); the sweeps are in
 // docs/bench/use.md and re-checked by TestParaphraseCalibration and
