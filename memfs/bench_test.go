@@ -202,3 +202,19 @@ func threadCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkClone copies the structure of a tree of 10k files of 1 KiB
+// (contents are shared copy-on-write).
+func BenchmarkClone(b *testing.B) {
+	m := memfs.New()
+	for i := range 10_000 {
+		m.WriteFile(ctx, fmt.Sprintf("/d%02d/f%05d", i/100, i), pattern(1<<10), 0o644)
+	}
+	b.ReportAllocs()
+	defer cpuMeter(b)()
+	for b.Loop() {
+		if m.Clone() == nil {
+			b.Fatal("nil clone")
+		}
+	}
+}

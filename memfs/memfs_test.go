@@ -426,3 +426,45 @@ func TestLargeDirectory(t *testing.T) {
 		t.Fatalf("Remove of the emptied directory: %v", err)
 	}
 }
+
+func TestClone(t *testing.T) {
+	m := memfs.FromMap(map[string]string{"/a/b": "bb", "/c": string(pattern(3 * memfs.ChunkSize))})
+	semfs.MkdirAll(ctx, m, "/empty", 0o755)
+	before := state(t, m)
+	c := m.Clone()
+	if got := state(t, c); !maps.Equal(got, before) {
+		t.Fatalf("clone differs from the original")
+	}
+	// Change both; each sees only its own changes.
+	f, _ := c.OpenFile(ctx, "/c", os.O_RDWR, 0)
+	f.WriteAt([]byte("CLONE"), memfs.ChunkSize+1)
+	f.Close()
+	c.WriteFile(ctx, "/only-in-clone", []byte("x"), 0o644)
+	m.RemoveAll(ctx, "/a")
+	if got, _ := m.ReadFile(ctx, "/c"); !bytes.Equal(got, pattern(3*memfs.ChunkSize)) {
+		t.Error("a write to the clone reached the original")
+	}
+	if got, _ := c.ReadFile(ctx, "/a/b"); string(got) != "bb" {
+		t.Error("a remove in the original reached the clone")
+	}
+	if ok, _ := semfs.Exists(ctx, m, "/only-in-clone"); ok {
+		t.Error("a file created in the clone appears in the original")
+	}
+	mt, _ := m.TotalSize(ctx)
+	ct, _ := c.TotalSize(ctx)
+	if mt != int64(3*memfs.ChunkSize) || ct != int64(2+3*memfs.ChunkSize+1) {
+		t.Errorf("TotalSize original %d, clone %d", mt, ct)
+	}
+	semfstest.Consistent(t, ctx, m)
+	semfstest.Consistent(t, ctx, c)
+}
+
+func TestCloneConforms(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS {
+		m := memfs.FromMap(map[string]string{"/scratch": "x"})
+		c := m.Clone()
+		m.RemoveAll(ctx, "/") // the clone must not care
+		c.Remove(ctx, "/scratch")
+		return c
+	})
+}

@@ -275,3 +275,39 @@ func decode(ctx context.Context, r io.Reader) (*FS, error) {
 	nf.total.Store(int64(total))
 	return nf, nil
 }
+
+// Clone returns an independent copy of the tree. Contents are not copied:
+// both trees share chunks copy-on-write, so a clone costs one node per file
+// and directory, and a later write to either tree copies at most the chunks
+// it touches.
+func (f *FS) Clone() *FS {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	c := &FS{now: f.now, root: cloneNode(f.root)}
+	c.total.Store(f.total.Load())
+	return c
+}
+
+func cloneNode(n *node) *node {
+	out := &node{name: n.name, mtime: n.mtime, mode: n.mode}
+	if n.data != nil {
+		chunks := slices.Clone(n.data.chunks)
+		for _, ch := range chunks {
+			if ch != nil {
+				ch.shared.Store(true)
+			}
+		}
+		out.data = &content{chunks: chunks, size: n.data.size}
+	}
+	if len(n.kids) > 0 {
+		out.kids = make([][]*node, len(n.kids))
+		for i, blk := range n.kids {
+			nb := make([]*node, len(blk))
+			for j, k := range blk {
+				nb[j] = cloneNode(k)
+			}
+			out.kids[i] = nb
+		}
+	}
+	return out
+}
