@@ -2,8 +2,9 @@
 // and tests.
 //
 // The whole tree is one data structure guarded by one read-write mutex.
-// Directories keep their children in a slice sorted by name, so ReadDir
-// needs no sorting and lookups are binary searches. File contents are kept
+// Directories keep their children sorted by name, in blocks of at most 512,
+// so ReadDir needs no sorting, lookups are binary searches, and an insert
+// into a huge directory moves one block, not the whole list. File contents are kept
 // in fixed-size chunks of [ChunkSize] bytes: a write into the middle of a
 // large file touches one chunk, and a chunk that a snapshot or an open
 // reader holds is copied before it is changed (copy on write), so both are
@@ -13,7 +14,15 @@
 // [semfs.ReadFileFS], [semfs.WriteFileFS] (atomic replace),
 // [semfs.OpenFileFS], [semfs.MkdirFS], [semfs.MkdirAllFS], [semfs.RemoveFS],
 // [semfs.RemoveAllFS], [semfs.RenameFS], [semfs.FilesFS], [semfs.SizeFS]
-// (kept incrementally) and [semfs.SnapshotFS].
+// (kept incrementally) and [semfs.SnapshotFS]. [FS.Clone] copies a tree in
+// memory, sharing contents copy-on-write, for a session that must not see
+// (or disturb) later changes. [FromMap] builds a tree for tests and
+// examples.
+//
+// Snapshot streams are versioned ([SnapshotVersion]) and end with a SHA-256
+// checksum; Restore reads and checks the whole stream before it replaces
+// the tree, and refuses a damaged one with an error wrapping both
+// [semfs.ErrInvalid] and [ErrCorrupt].
 //
 // # Memory
 //
