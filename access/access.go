@@ -137,7 +137,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 			return nil, semfs.RewritePath(err, "readdir", p)
 		}
 	}
-	if !f.pol.anyNone && len(hiddenNames) == 0 {
+	if !d.someNone && len(hiddenNames) == 0 {
 		return entries, nil
 	}
 	// Filter; the listing is copied only once an entry is left out.
@@ -169,7 +169,7 @@ func (f *FS) listed(ctx context.Context, p string, d *dirInfo, e fs.DirEntry, hi
 	if hiddenNames != nil && hiddenNames[n] {
 		return false, nil
 	}
-	if !f.pol.anyNone || f.pol.child(d, n) != None {
+	if !d.someNone || f.pol.child(d, n) != None {
 		return true, nil
 	}
 	if !e.IsDir() {

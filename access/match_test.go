@@ -89,9 +89,14 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 	names := []string{"a", "b", "c", "x.locked.md", ".git", "k.key", "build", "tmp", "ab-x", "abc-x", "corpus", "secrets",
 		"work", "shared", "aa", "bz", "x", "ü"}
 	for _, d := range dirs {
+		anyNone := false
 		for _, n := range names {
 			p := semfs.Join(d, n)
 			want, _ := cp.decide(cp.walkSlow(p, nil))
+			anyNone = anyNone || want == None
+			if want == None && !cp.dir(d).someNone {
+				t.Errorf("%s is None but its directory %s says no entry can be", p, d)
+			}
 			if got := cp.child(cp.dir(d), n); got != want {
 				t.Errorf("child(%s, %s) = %v, a full walk says %v", d, n, got, want)
 			}
@@ -103,5 +108,12 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 				t.Errorf("walk(%s) decides %v, a full walk says %v", p, got, want)
 			}
 		}
+	}
+	small, err := compile(Policy{Rules: []Rule{{Path: "/corpus", Access: Read}, {Path: "/secrets", Access: None}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.dir("/corpus").someNone || small.dir("/corpus/a").someNone || !small.dir("/").someNone {
+		t.Error("someNone: want false under /corpus, true at / (which holds /secrets)")
 	}
 }

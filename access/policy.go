@@ -268,11 +268,13 @@ type policy struct {
 	anyNone     bool // some path can be None
 	allWritable bool // no path can be less than Write
 	cache       atomic.Pointer[dirCache]
+	noRules     dirInfo // every directory's, when there are no rules
 }
 
 func compile(p Policy) (*policy, error) {
 	cp := &policy{def: p.Default}
 	cp.cache.Store(new(dirCache))
+	cp.noRules.someNone = cp.def == None
 	switch cp.def {
 	case Unset:
 		cp.def = Write
@@ -333,10 +335,10 @@ type dirCache struct {
 type dirInfo struct {
 	s      states
 	checks []childCheck
+	// someNone reports whether an entry can be None (else listings of the
+	// directory need no rule checks at all).
+	someNone bool
 }
-
-// noRules is the dirInfo of every directory under a policy without rules.
-var noRules dirInfo
 
 // childCheck is one final pattern element that decides an entry of a
 // directory when the entry's name matches it, or (always) a rule covering
@@ -360,7 +362,7 @@ func (cp *policy) dirStates(dir string) states { return cp.dir(dir).s }
 // dir returns the cached rule information of directory dir.
 func (cp *policy) dir(dir string) *dirInfo {
 	if len(cp.rules) == 0 {
-		return &noRules
+		return &cp.noRules
 	}
 	c := cp.cache.Load()
 	if v, ok := c.m.Load(dir); ok {
@@ -395,8 +397,17 @@ func (cp *policy) dir(dir string) *dirInfo {
 			d.checks = append(d.checks, c)
 		}
 	}
+	// An entry is None if a None check decides it, or if no check does and
+	// the default is None (impossible when a check covers the directory).
+	covered := false
+	for _, c := range d.checks {
+		covered = covered || c.always
+		d.someNone = d.someNone || c.access == None
+	}
+	d.someNone = d.someNone || (!covered && cp.def == None)
 	if c.n.Add(1) > maxCachedDirs {
 		cp.cache.Store(new(dirCache))
+	cp.noRules.someNone = cp.def == None
 	} else {
 		c.m.Store(dir, d)
 	}
