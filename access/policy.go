@@ -407,7 +407,7 @@ func (cp *policy) dir(dir string) *dirInfo {
 	d.someNone = d.someNone || (!covered && cp.def == None)
 	if c.n.Add(1) > maxCachedDirs {
 		cp.cache.Store(new(dirCache))
-	cp.noRules.someNone = cp.def == None
+		cp.noRules.someNone = cp.def == None
 	} else {
 		c.m.Store(dir, d)
 	}
