@@ -142,11 +142,7 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 	h := &hitHeap{}
 	d := v.dims
 	for i := range v.keys {
-		row := v.data[i*d : (i+1)*d]
-		var s float32
-		for j, x := range row {
-			s += x * q[j]
-		}
+		s := dot(v.data[i*d:(i+1)*d], q)
 		if s < min {
 			continue
 		}
@@ -185,15 +181,28 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
+// dot is the dot product of equal-length a and b, unrolled by four.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
 // Cosine returns the dot product of two unit vectors (0 if their lengths
 // differ).
 func Cosine(a, b []float32) float32 {
 	if len(a) != len(b) {
 		return 0
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
+	return dot(a, b)
 }

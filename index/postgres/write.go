@@ -1,0 +1,510 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// change says which in-memory state a committed write affects. It is
+// applied locally after commit and sent to other daemons with NOTIFY, where
+// it is applied the same way: by reloading the affected rows.
+type change struct {
+	Node    string   `json:"n,omitempty"`
+	Reload  bool     `json:"r,omitempty"` // reload everything
+	Paths   []string `json:"p,omitempty"` // reload these files' tag data and chunk vectors
+	Removed []string `json:"d,omitempty"` // drop these paths and everything below them
+	Space   string   `json:"s,omitempty"` // with Keys: reload these vectors of Space
+	Keys    []string `json:"k,omitempty"`
+}
+
+// maxPayload keeps NOTIFY payloads under PostgreSQL's 8000-byte limit.
+const maxPayload = 7000
+
+// write runs fn in a transaction, notifies other daemons of its change in
+// the same transaction (delivered at commit), and applies it locally.
+func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) (*change, error)) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	var ch *change
+	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		var err error
+		ch, err = fn(tx)
+		if err != nil || ch == nil {
+			return err
+		}
+		ch.Node = ix.node
+		payload, _ := json.Marshal(ch)
+		if len(payload) > maxPayload {
+			payload, _ = json.Marshal(change{Node: ix.node, Reload: true})
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(payload))
+		return err
+	})
+	if err != nil {
+		return ix.storeErr(op, path, err)
+	}
+	if ch != nil {
+		if err := ix.apply(context.WithoutCancel(ctx), ch); err != nil {
+			ix.log.Warn("index: refreshing in-memory state failed; it is reloaded on the next change", "err", err)
+		}
+	}
+	return nil
+}
+
+// Put implements index.Store.
+func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return ix.write(ctx, "index", items[0].File.Path, func(tx pgx.Tx) (*change, error) {
+		ch := &change{}
+		for _, it := range items {
+			if err := ix.putTx(ctx, tx, it); err != nil {
+				return nil, err
+			}
+			ch.Paths = append(ch.Paths, it.File.Path)
+		}
+		return ch, nil
+	})
+}
+
+func list(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func kvmap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func (ix *Index) putTx(ctx context.Context, tx pgx.Tx, it index.Item) error {
+	f := it.File
+	state := f.State
+	if state == "" {
+		state = index.StatePending
+	}
+	keepGrep := it.Content == nil
+	grepOK := it.Content != nil && it.Content.GrepOK
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
+		groups, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_hay, tag_fresh)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,false)
+		ON CONFLICT(path) DO UPDATE SET created_by=excluded.created_by, task=excluded.task,
+		related_apps=excluded.related_apps, summary=excluded.summary, links=excluded.links,
+		provenance=excluded.provenance, extra=excluded.extra, groups=excluded.groups,
+		public=excluded.public, created_at=excluded.created_at, updated_at=excluded.updated_at,
+		size=excluded.size, hash=excluded.hash, mtime=excluded.mtime, state=excluded.state,
+		reason=excluded.reason, ext=excluded.ext,
+		grep_ok=CASE WHEN $22 THEN files.grep_ok ELSE excluded.grep_ok END,
+		tag_fresh=CASE WHEN files.tag_text = excluded.tag_text THEN files.tag_fresh ELSE false END,
+		tag_vec=CASE WHEN files.tag_text = excluded.tag_text THEN files.tag_vec ELSE NULL END,
+		tag_text=excluded.tag_text, tag_hay=excluded.tag_hay
+		RETURNING id`,
+		f.Path, f.CreatedBy, f.Task, list(f.RelatedApps), f.Summary, list(f.Links), f.Provenance, kvmap(f.Extra),
+		list(f.Groups), f.Public, nanos(f.CreatedAt), nanos(f.UpdatedAt), f.Size, f.Hash, nanos(f.ModTime),
+		state, f.Reason, index.Ext(f.Path), grepOK, it.TagText, tagHay(f.Meta), keepGrep).Scan(&id)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = $1`, f.Path); err != nil {
+		return err
+	}
+	for _, l := range f.Links {
+		if _, err := tx.Exec(ctx, `INSERT INTO links(dst, src) VALUES ($1, $2) ON CONFLICT DO NOTHING`, l, f.Path); err != nil {
+			return err
+		}
+	}
+	if it.Content == nil {
+		return nil
+	}
+	// Replace derived data, keeping vectors of unchanged chunk texts.
+	rows, err := tx.Query(ctx, `DELETE FROM chunks WHERE path = $1 RETURNING text, vec, fresh`, f.Path)
+	if err != nil {
+		return err
+	}
+	byText := map[string][]float32{}
+	for rows.Next() {
+		var text string
+		var vec []float32
+		var fresh bool
+		if err := rows.Scan(&text, &vec, &fresh); err != nil {
+			rows.Close()
+			return err
+		}
+		if fresh && len(vec) > 0 {
+			byText[text] = vec
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	pathText := index.IndexText(f.Path)
+	for _, c := range it.Content.Chunks {
+		vec := byText[c.Text]
+		if _, err := tx.Exec(ctx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, tsv, vec, fresh)
+			VALUES ($1,$2,$3,$4,$5,$6, setweight(to_tsvector('simple', $7), 'A') || setweight(to_tsvector('english', $8), 'B'), $9, $10)`,
+			index.ChunkKey(f.Path, c.No), f.Path, c.No, c.StartLine, c.EndLine, c.Text, pathText, index.IndexText(c.Text), vec, vec != nil); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM grep WHERE file_id = $1`, id); err != nil {
+		return err
+	}
+	if it.Content.GrepOK {
+		if _, err := tx.Exec(ctx, `INSERT INTO grep(file_id, body) VALUES ($1, $2)`, id, strings.ToLower(it.Content.Grep)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove implements index.Store.
+func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
+	return ix.write(ctx, "remove", path, func(tx pgx.Tx) (*change, error) {
+		paths, err := ix.removeTx(ctx, tx, path, subtree)
+		if err != nil || len(paths) == 0 {
+			return nil, err
+		}
+		return &change{Removed: paths}, nil
+	})
+}
+
+// removeTx drops the rows at path (and below it with subtree) and returns
+// their paths.
+func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree bool) ([]string, error) {
+	cond, args := "path = $1", []any{path}
+	if subtree {
+		cond, args = below("path", path, 1)
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM files WHERE `+cond+` RETURNING path`, args...)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if _, err := tx.Exec(ctx, `DELETE FROM chunks WHERE path = $1`, p); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = $1`, p); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
+}
+
+// Rename implements index.Store.
+func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
+	if oldpath == newpath {
+		return nil
+	}
+	return ix.write(ctx, "rename", oldpath, func(tx pgx.Tx) (*change, error) {
+		replaced, err := ix.removeTx(ctx, tx, newpath, true)
+		if err != nil {
+			return nil, err
+		}
+		cond, args := below("path", oldpath, 1)
+		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+cond, args...)
+		if err != nil {
+			return nil, err
+		}
+		mv, err := pgx.CollectRows(rows, scanFileRow)
+		if err != nil {
+			return nil, err
+		}
+		ch := &change{Removed: replaced}
+		for _, f := range mv {
+			np := newpath + f.Path[len(oldpath):]
+			m := f.Meta
+			m.Path = np
+			if _, err := tx.Exec(ctx, `UPDATE files SET path = $1, ext = $2, tag_text = $3, tag_hay = $4, tag_fresh = false, tag_vec = NULL WHERE path = $5`,
+				np, index.Ext(np), index.TagText(m), tagHay(m), f.Path); err != nil {
+				return nil, err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE links SET src = $1 WHERE src = $2`, np, f.Path); err != nil {
+				return nil, err
+			}
+			// Chunks move with the file; their full-text rows carry the path.
+			crows, err := tx.Query(ctx, `SELECT id, no, text FROM chunks WHERE path = $1`, f.Path)
+			if err != nil {
+				return nil, err
+			}
+			type chunkRow struct {
+				id   int64
+				no   int
+				text string
+			}
+			chs, err := pgx.CollectRows(crows, func(r pgx.CollectableRow) (chunkRow, error) {
+				var c chunkRow
+				err := r.Scan(&c.id, &c.no, &c.text)
+				return c, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			pathText := index.IndexText(np)
+			for _, c := range chs {
+				if _, err := tx.Exec(ctx, `UPDATE chunks SET path = $1, key = $2,
+					tsv = setweight(to_tsvector('simple', $3), 'A') || setweight(to_tsvector('english', $4), 'B') WHERE id = $5`,
+					np, index.ChunkKey(np, c.no), pathText, index.IndexText(c.text), c.id); err != nil {
+					return nil, err
+				}
+			}
+			ch.Removed = append(ch.Removed, f.Path)
+			ch.Paths = append(ch.Paths, np)
+		}
+		// Rewrite links that point at a moved path, in every file holding one.
+		lcond, largs := below("dst", oldpath, 1)
+		lrows, err := tx.Query(ctx, `SELECT DISTINCT src FROM links WHERE `+lcond, largs...)
+		if err != nil {
+			return nil, err
+		}
+		srcs, err := pgx.CollectRows(lrows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range srcs {
+			var links []string
+			if err := tx.QueryRow(ctx, `SELECT links FROM files WHERE path = $1`, src).Scan(&links); err != nil {
+				if err == pgx.ErrNoRows {
+					continue
+				}
+				return nil, err
+			}
+			for i, dst := range links {
+				if semfs.HasPrefix(dst, oldpath) {
+					links[i] = newpath + dst[len(oldpath):]
+				}
+			}
+			if _, err := tx.Exec(ctx, `UPDATE files SET links = $1 WHERE path = $2`, links, src); err != nil {
+				return nil, err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = $1`, src); err != nil {
+				return nil, err
+			}
+			for _, dst := range links {
+				if _, err := tx.Exec(ctx, `INSERT INTO links(dst, src) VALUES ($1, $2) ON CONFLICT DO NOTHING`, dst, src); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return ch, nil
+	})
+}
+
+// apply brings the in-memory state in line with a committed change by
+// reloading the rows it names.
+func (ix *Index) apply(ctx context.Context, ch *change) error {
+	if ch.Reload {
+		return ix.load(ctx)
+	}
+	if len(ch.Removed) > 0 {
+		ix.forget(ch.Removed)
+	}
+	if len(ch.Paths) > 0 {
+		if err := ix.reloadPaths(ctx, ch.Paths); err != nil {
+			return err
+		}
+	}
+	if ch.Space != "" && len(ch.Keys) > 0 {
+		return ix.reloadVectors(ctx, ch.Space, ch.Keys)
+	}
+	return nil
+}
+
+// forget drops paths (and everything below them) from memory.
+func (ix *Index) forget(paths []string) {
+	under := func(p string) bool {
+		for _, r := range paths {
+			if semfs.HasPrefix(p, r) {
+				return true
+			}
+		}
+		return false
+	}
+	ix.tmu.Lock()
+	for p := range ix.tags {
+		if under(p) {
+			delete(ix.tags, p)
+		}
+	}
+	ix.tmu.Unlock()
+	ix.vecs[embedding.SpaceTags].DeleteFunc(under)
+	ix.vecs[embedding.SpaceContent].DeleteFunc(func(k string) bool {
+		i := strings.LastIndexByte(k, '#')
+		return i >= 0 && under(k[:i])
+	})
+}
+
+func (ix *Index) reloadPaths(ctx context.Context, paths []string) error {
+	rows, err := ix.pool.Query(ctx, `SELECT path, tag_hay, tag_vec FROM files WHERE path = ANY($1)`, paths)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	type row struct {
+		p, hay string
+		vec    []float32
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.p, &r.hay, &r.vec); err != nil {
+			rows.Close()
+			return err
+		}
+		got = append(got, r)
+		seen[r.p] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	tags := ix.vecs[embedding.SpaceTags]
+	ix.tmu.Lock()
+	for _, p := range paths {
+		if !seen[p] {
+			delete(ix.tags, p)
+		}
+	}
+	for _, r := range got {
+		ix.tags[r.p] = r.hay
+	}
+	ix.tmu.Unlock()
+	for _, p := range paths {
+		tags.Delete(p)
+	}
+	for _, r := range got {
+		if len(r.vec) > 0 {
+			tags.Set(r.p, r.vec)
+		}
+	}
+	set := map[string]bool{}
+	for _, p := range paths {
+		set[p] = true
+	}
+	content := ix.vecs[embedding.SpaceContent]
+	content.DeleteFunc(func(k string) bool {
+		i := strings.LastIndexByte(k, '#')
+		return i >= 0 && set[k[:i]]
+	})
+	crows, err := ix.pool.Query(ctx, `SELECT key, vec FROM chunks WHERE path = ANY($1) AND vec IS NOT NULL`, paths)
+	if err != nil {
+		return err
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var k string
+		var vec []float32
+		if err := crows.Scan(&k, &vec); err != nil {
+			return err
+		}
+		content.Set(k, vec)
+	}
+	return crows.Err()
+}
+
+func (ix *Index) reloadVectors(ctx context.Context, space string, keys []string) error {
+	s, err := spaceOf(space)
+	if err != nil {
+		return err
+	}
+	v := ix.vecs[space]
+	for _, k := range keys {
+		v.Delete(k)
+	}
+	rows, err := ix.pool.Query(ctx, `SELECT `+s.key+`, `+s.vec+` FROM `+s.table+` WHERE `+s.key+` = ANY($1) AND `+s.vec+` IS NOT NULL`, keys)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var vec []float32
+		if err := rows.Scan(&k, &vec); err != nil {
+			return err
+		}
+		v.Set(k, vec)
+	}
+	return rows.Err()
+}
+
+// listen starts the goroutine that applies other daemons' changes.
+func (ix *Index) listen(ctx context.Context) error {
+	conn, err := ix.pool.Acquire(ctx)
+	if err != nil {
+		return ix.storeErr("open index", "/", err)
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+channel); err != nil {
+		conn.Release()
+		return ix.storeErr("open index", "/", err)
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	ix.listenCancel = cancel
+	ix.listenDone = make(chan struct{})
+	go ix.listenLoop(lctx, conn)
+	return nil
+}
+
+func (ix *Index) listenLoop(ctx context.Context, conn interface {
+	Release()
+	Conn() *pgx.Conn
+}) {
+	defer close(ix.listenDone)
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			conn.Release()
+			if ctx.Err() != nil {
+				return
+			}
+			// The connection broke (server restart): reconnect, then reload
+			// everything, since notifications were missed meanwhile.
+			ix.log.Warn("index: lost the PostgreSQL notification connection; reconnecting", "err", scrub(err, ix.dsn))
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-timeAfter(500):
+				}
+				c, err := ix.pool.Acquire(ctx)
+				if err != nil {
+					continue
+				}
+				if _, err := c.Exec(ctx, `LISTEN `+channel); err != nil {
+					c.Release()
+					continue
+				}
+				conn = c
+				break
+			}
+			if err := ix.load(ctx); err != nil {
+				ix.log.Warn("index: reload after reconnect failed", "err", err)
+			}
+			continue
+		}
+		var ch change
+		if err := json.Unmarshal([]byte(n.Payload), &ch); err != nil || ch.Node == ix.node {
+			continue
+		}
+		if err := ix.apply(ctx, &ch); err != nil && ctx.Err() == nil {
+			ix.log.Warn("index: applying another daemon's change failed; reloading", "err", err)
+			ix.load(ctx)
+		}
+	}
+}
