@@ -33,10 +33,13 @@ type openHow struct {
 	resolve uint64
 }
 
-// fastRoot is the root directory held open for openat2.
+// fastRoot is the root directory held open for openat2. Calls go through
+// its RawConn, which holds a reference on the descriptor for the length of
+// the call, so a concurrent Close cannot hand the number to another file
+// mid-call.
 type fastRoot struct {
 	dir *os.File
-	fd  int
+	rc  syscall.RawConn
 	off atomic.Bool
 }
 
@@ -45,7 +48,12 @@ func newFastRoot(root *os.Root) *fastRoot {
 	if err != nil {
 		return nil
 	}
-	fr := &fastRoot{dir: dir, fd: int(dir.Fd())}
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		dir.Close()
+		return nil
+	}
+	fr := &fastRoot{dir: dir, rc: rc}
 	// Probe once: a kernel without openat2 (or a sandbox that forbids
 	// it) turns the fast path off instead of costing a failed call each
 	// time.
@@ -60,6 +68,7 @@ func newFastRoot(root *os.Root) *fastRoot {
 
 func (fr *fastRoot) close() {
 	if fr != nil {
+		fr.off.Store(true)
 		fr.dir.Close()
 	}
 }
@@ -78,18 +87,26 @@ func (fr *fastRoot) open(rel string, flags int, perm uint32) (int, bool) {
 		flags |= syscall.O_NOCTTY // openat2 refuses it with O_PATH
 	}
 	how := openHow{flags: uint64(flags), mode: uint64(perm), resolve: resolveBeneath | resolveNoMagiclinks}
-	for {
-		fd, _, errno := syscall.Syscall6(sysOpenat2, uintptr(fr.fd), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
-		switch errno {
-		case 0:
-			return int(fd), true
-		case syscall.EINTR:
-			continue
-		case syscall.ENOSYS:
-			fr.off.Store(true)
+	fd, errno := -1, syscall.Errno(0)
+	err = fr.rc.Control(func(dirfd uintptr) {
+		for {
+			r, _, e := syscall.Syscall6(sysOpenat2, dirfd, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+			if e != syscall.EINTR {
+				fd, errno = int(r), e
+				return
+			}
 		}
+	})
+	switch {
+	case err != nil: // closed
+		return -1, false
+	case errno == syscall.ENOSYS:
+		fr.off.Store(true)
+		return -1, false
+	case errno != 0:
 		return -1, false
 	}
+	return fd, true
 }
 
 // stat describes rel, following links inside the root.

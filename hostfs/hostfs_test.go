@@ -915,3 +915,49 @@ func TestMapErr(t *testing.T) {
 		t.Error("io.EOF must pass through")
 	}
 }
+
+// TestCloseWhileReading closes the tree under concurrent readers: each read
+// either succeeds with the right bytes or fails with a PathError that shows
+// no host path.
+func TestCloseWhileReading(t *testing.T) {
+	dir := seedDir(t, fixture)
+	f, err := Open(dir, ReadOnly)
+	must(t, err)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			errs <- func() error {
+				for {
+					select {
+					case <-done:
+						return nil
+					default:
+					}
+					data, err := f.ReadFile(ctx, "/e/f/g.txt")
+					if err == nil && string(data) != fixture["/e/f/g.txt"] {
+						return errors.New("wrong bytes")
+					}
+					var pe *fs.PathError
+					if err != nil && (!errors.As(err, &pe) || strings.Contains(err.Error(), dir)) {
+						return err
+					}
+				}
+			}()
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	must(t, f.Close())
+	time.Sleep(20 * time.Millisecond)
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	_, err = f.ReadFile(ctx, "/a.txt")
+	if err == nil {
+		t.Error("ReadFile after Close succeeded")
+	}
+	noHost(t, err, dir)
+}
