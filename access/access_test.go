@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -563,4 +564,25 @@ func TestUnwrapAndErrorsShape(t *testing.T) {
 		}
 	}()
 	access.New(inner, access.Policy{Rules: []access.Rule{{Path: "nope"}}})
+}
+
+func TestPolicyJSON(t *testing.T) {
+	const doc = `{"default":"none","rules":[{"path":"/corpus","access":"Read","note":"curated upstream"},{"path":"/work","access":"write"}],"quota":1024}`
+	var p access.Policy
+	if err := json.Unmarshal([]byte(doc), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Default != access.None || len(p.Rules) != 2 || p.Rules[0].Access != access.Read || p.Rules[0].Note != "curated upstream" || p.Quota != 1024 {
+		t.Errorf("decoded %+v", p)
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(doc, `"Read"`, `"read"`, 1); string(out) != want {
+		t.Errorf("encoded %s, want %s", out, want)
+	}
+	if err := json.Unmarshal([]byte(`{"rules":[{"path":"/a","access":"rw"}]}`), &p); err == nil {
+		t.Error("an unknown access decoded")
+	}
 }

@@ -41,6 +41,32 @@ func (a Access) String() string {
 	return "unset"
 }
 
+// MarshalText encodes a as "none", "read" or "write" ("" when unset), so
+// policies read from and write to JSON and other text configuration.
+func (a Access) MarshalText() ([]byte, error) {
+	if a == Unset {
+		return []byte{}, nil
+	}
+	if a > Write {
+		return nil, fmt.Errorf("access: invalid access %d", a)
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText decodes "none", "read" or "write" (any case); "" is Unset.
+func (a *Access) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*a = Unset
+		return nil
+	}
+	v, err := ParseAccess(string(text))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
 // ParseAccess parses "none", "read" or "write".
 func ParseAccess(s string) (Access, error) {
 	switch strings.ToLower(s) {
@@ -60,26 +86,26 @@ func ParseAccess(s string) (Access, error) {
 // character class, as in path.Match. "/corpus" covers /corpus and its whole
 // subtree; "/**/*.locked.md" covers every file so named at any depth.
 type Rule struct {
-	Path   string
-	Access Access
+	Path   string `json:"path"`
+	Access Access `json:"access"`
 	// Note is a human reason, shown in the detail of a refusal.
-	Note string
+	Note string `json:"note,omitempty"`
 }
 
 // Policy is what the access layer enforces. Rules cascade: the last rule
 // matching a path (or one of its ancestors) wins over Default.
 type Policy struct {
 	// Default applies where no rule matches; Unset means Write.
-	Default Access
-	Rules   []Rule
+	Default Access `json:"default,omitempty"`
+	Rules   []Rule `json:"rules,omitempty"`
 	// Quota, when positive, is the most bytes the whole tree may hold; a
 	// write that would exceed it fails with semfs.ErrQuota.
-	Quota int64
+	Quota int64 `json:"quota,omitempty"`
 	// Visible, when set, decides per-file visibility (see the package
 	// documentation) instead of the wrapped tree's metadata. It is asked
 	// about files and directories; ctx carries the principal. A hidden
 	// directory must hide everything below it.
-	Visible func(ctx context.Context, path string) (bool, error)
+	Visible func(ctx context.Context, path string) (bool, error) `json:"-"`
 }
 
 // Validate reports the first invalid rule of p.
