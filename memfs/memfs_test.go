@@ -25,6 +25,10 @@ func TestConformance(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS { return memfs.New() })
 }
 
+func TestConformanceParallel(t *testing.T) {
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return memfs.New() }, semfstest.Parallel(), semfstest.Writers(4))
+}
+
 // TestConformanceAfterRestore runs the suite on trees that went through a
 // snapshot and a restore.
 func TestConformanceAfterRestore(t *testing.T) {

@@ -89,6 +89,7 @@ type config struct {
 	writers    int
 	ctx        context.Context
 	only       []string
+	parallel   bool
 }
 
 // ReadOnly declares that the FS has no writers: the suite writes nothing,
@@ -114,6 +115,12 @@ func NoOpenFile() Option { return func(c *config) { c.noOpenFile = true } }
 
 // Writers sets the number of goroutines of the concurrency case (default 8).
 func Writers(n int) Option { return func(c *config) { c.writers = n } }
+
+// Parallel runs the cases of [Run] as parallel subtests (t.Parallel), for
+// backends whose calls mostly wait (a network store, a FUSE mount). newFS
+// must then give each case a tree of its own that shares nothing with the
+// others.
+func Parallel() Option { return func(c *config) { c.parallel = true } }
 
 // Only restricts the suite to the named cases (as listed by [Cases]), for
 // debugging a backend and for the suite's own tests. A conformance test
@@ -152,6 +159,9 @@ func Run(t *testing.T, newFS func(t *testing.T) semfs.FS, opts ...Option) {
 	}
 	for _, c := range selected(cfg) {
 		t.Run(c.name, func(t *testing.T) {
+			if cfg.parallel {
+				t.Parallel()
+			}
 			e := &env{TB: t, cfg: cfg, ctx: cfg.ctx, newFS: func() semfs.FS { return newFS(t) }}
 			c.run(e)
 			for _, fsys := range e.trees {
