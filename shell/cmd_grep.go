@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ type grepper struct {
 	source string
 	fixed  bool
 	icase  bool
+	lit    []byte // a literal every matching line contains, if known
 }
 
 func cmdGrep(c *call) int {
@@ -273,7 +275,42 @@ func (g *grepper) compile(patterns []string, extended bool) error {
 		ex = "(?i)" + ex
 	}
 	g.exact = regexp.MustCompile(ex)
+	if !g.icase && !g.empty {
+		g.lit = requiredLiteral(g.source)
+	}
 	return nil
+}
+
+// requiredLiteral returns the longest literal string (3 bytes or more)
+// that every match of the Go pattern src contains, or nil. grep looks for
+// it with bytes.Index and runs the regexp only on the lines holding it.
+func requiredLiteral(src string) []byte {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	var best string
+	consider := func(r *syntax.Regexp) {
+		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 && len(string(r.Rune)) > len(best) {
+			best = string(r.Rune)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		consider(re)
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			consider(sub)
+		}
+	}
+	if len(best) < 3 {
+		return nil
+	}
+	return []byte(best)
 }
 
 // isWordByte reports whether the rune starting at b[i] (or ending before
@@ -705,7 +742,14 @@ func (g *grepper) file(f *grepFile, data []byte) {
 	fast := !o.invert && !o.context && !(g.empty && !g.word && !g.line)
 	for pos < len(data) && !stop {
 		if fast {
-			loc := g.re.FindIndex(data[pos:])
+			var loc []int
+			if g.lit != nil {
+				if i := bytes.Index(data[pos:], g.lit); i >= 0 {
+					loc = []int{i, i}
+				}
+			} else {
+				loc = g.re.FindIndex(data[pos:])
+			}
 			if loc == nil {
 				break
 			}

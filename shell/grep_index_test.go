@@ -437,3 +437,19 @@ func BenchmarkFindGOROOT(b *testing.B) {
 		b.Fatalf("semfs counted %q, GNU find %q", out.String(), host)
 	}
 }
+
+func TestRequiredLiteral(t *testing.T) {
+	for src, want := range map[string]string{
+		"FormatFloat":                  "FormatFloat",
+		`return (nil|err)$`:            "return ",
+		`func \([a-z]+ \*[A-Z]+\) Unw`: "func (",
+		`(?i)hello`:                    "",
+		`ab`:                           "",
+		`foo|barbaz`:                   "",
+		`(hello) world`:                " world",
+	} {
+		if got := string(requiredLiteral(src)); got != want {
+			t.Errorf("%q: got %q, want %q", src, got, want)
+		}
+	}
+}
