@@ -114,8 +114,11 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	kids := f.dirs[p]
+	var kids []string
 	structural := f.structural(p)
+	if structural {
+		kids = f.dirs[p]
+	}
 	m := f.resolve(p)
 	var entries []fs.DirEntry
 	if m != nil {
