@@ -103,8 +103,9 @@ type Policy struct {
 	Quota int64 `json:"quota,omitempty"`
 	// Visible, when set, decides per-file visibility (see the package
 	// documentation) instead of the wrapped tree's metadata. It is asked
-	// about files and directories; ctx carries the principal. A hidden
-	// directory must hide everything below it.
+	// about files and directories on every call, with or without a
+	// principal in ctx (what a host call sees is then its decision). A
+	// hidden directory must hide everything below it.
 	Visible func(ctx context.Context, path string) (bool, error) `json:"-"`
 }
 
