@@ -208,15 +208,21 @@ func attention(dst, qkv []float32, offs []int, d int, scale float32, probs []flo
 					p[j] = e
 					sum += e
 				}
+				for j := range p {
+					p[j] /= sum
+				}
 				o := dst[i*d+hd*dh : i*d+hd*dh+dh]
+				if simd && dh%64 == 0 {
+					_ = qkv[(hi-1)*stride+vOff+dh-1]
+					for c := 0; c < dh; c += 64 {
+						wsum64(&p[0], &qkv[lo*stride+vOff+c], stride, hi-lo, &o[c])
+					}
+					continue
+				}
 				clear(o)
 				for j := lo; j < hi; j++ {
-					pj := p[j-lo] / sum
+					pj := p[j-lo]
 					vj := qkv[j*stride+vOff : j*stride+vOff+dh]
-					if simd {
-						axpy(pj, &vj[0], &o[0], dh)
-						continue
-					}
 					for c, v := range vj {
 						o[c] += pj * v
 					}

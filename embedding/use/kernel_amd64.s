@@ -161,26 +161,6 @@ loop1x4:
 	VZEROUPPER
 	RET
 
-// func axpy(alpha float32, x *float32, y *float32, n int)
-// y[k] += alpha * x[k] for k < n; n a positive multiple of 8.
-TEXT ·axpy(SB), NOSPLIT, $0-32
-	VBROADCASTSS alpha+0(FP), Y0
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ n+24(FP), CX
-	SHLQ $2, CX
-	XORQ AX, AX
-
-loopaxpy:
-	VMOVUPS (DI)(AX*1), Y1
-	VFMADD231PS (SI)(AX*1), Y0, Y1
-	VMOVUPS Y1, (DI)(AX*1)
-	ADDQ $32, AX
-	CMPQ AX, CX
-	JLT  loopaxpy
-	VZEROUPPER
-	RET
-
 // func gemm6x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)
 // AVX-512 form of gemm6x16 over two adjacent panels (wp and wp+16*d):
 // for i < 6, j < 32: c[i*ldc+j] += Σ_k a[i*lda+k] * W[k][j]; d > 0.
@@ -266,5 +246,50 @@ loop6x32z:
 	VADDPS 64(DX), Z11, Z11
 	VMOVUPS Z10, (DX)
 	VMOVUPS Z11, 64(DX)
+	VZEROUPPER
+	RET
+
+// func wsum64(p *float32, v *float32, ldv int, n int, o *float32)
+// o[c] = Σ_{j<n} p[j] * v[j*ldv+c] for c < 64 (overwrites o); n > 0.
+// The attention-weighted sum of value rows, 64 columns at a time.
+TEXT ·wsum64(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), SI
+	MOVQ v+8(FP), DI
+	MOVQ ldv+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ o+32(FP), DX
+	SHLQ $2, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loopwsum:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y8, Y1
+	VFMADD231PS 64(DI), Y8, Y2
+	VFMADD231PS 96(DI), Y8, Y3
+	VFMADD231PS 128(DI), Y8, Y4
+	VFMADD231PS 160(DI), Y8, Y5
+	VFMADD231PS 192(DI), Y8, Y6
+	VFMADD231PS 224(DI), Y8, Y7
+	ADDQ $4, SI
+	ADDQ BX, DI
+	DECQ CX
+	JNZ  loopwsum
+
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
 	VZEROUPPER
 	RET

@@ -17,12 +17,12 @@ func dot1x4(a *float32, w *float32, ldw int, d int, out *[4]float32) {
 	panic("use: dot1x4 without SIMD")
 }
 
-func axpy(alpha float32, x *float32, y *float32, n int) {
-	panic("use: axpy without SIMD")
-}
-
 const hasAVX512 = false
 
 func gemm6x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int) {
 	panic("use: gemm6x32z without AVX-512")
+}
+
+func wsum64(p *float32, v *float32, ldv int, n int, o *float32) {
+	panic("use: wsum64 without SIMD")
 }

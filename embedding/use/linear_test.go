@@ -119,7 +119,7 @@ func halfsToFloat32(h []uint16) []float32 {
 	return f
 }
 
-// TestAttentionKernels checks dot1x4 (strided rows) and axpy against Go.
+// TestAttentionKernels checks dot1x4 (strided rows) and wsum64 against Go.
 func TestAttentionKernels(t *testing.T) {
 	if !hasSIMD {
 		t.Skip("no AVX2+FMA+F16C: attention uses the portable loops")
@@ -137,14 +137,22 @@ func TestAttentionKernels(t *testing.T) {
 				t.Errorf("dh=%d: dot1x4[%d] = %g, want %g", dh, j, got[j], want)
 			}
 		}
-		y := randVec(r, dh)
-		want := append([]float32(nil), y...)
-		x := randVec(r, dh)
-		axpy(0.37, &x[0], &y[0], dh)
-		for c := range want {
-			want[c] += 0.37 * x[c]
-			if math.Abs(float64(y[c]-want[c])) > 1e-5 {
-				t.Fatalf("dh=%d: axpy[%d] = %g, want %g", dh, c, y[c], want[c])
+		if dh%64 == 0 {
+			const n = 5
+			p := randVec(r, n)
+			v := randVec(r, n*stride)
+			o := make([]float32, dh)
+			for c := 0; c < dh; c += 64 {
+				wsum64(&p[0], &v[c], stride, n, &o[c])
+			}
+			for c := range o {
+				var want float32
+				for j := range n {
+					want += p[j] * v[j*stride+c]
+				}
+				if math.Abs(float64(o[c]-want)) > 1e-4 {
+					t.Fatalf("dh=%d: wsum64[%d] = %g, want %g", dh, c, o[c], want)
+				}
 			}
 		}
 	}
