@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -80,11 +81,10 @@ func testBadPaths(e *env) {
 	fsys := e.seeded(map[string]string{"/f": "f", "/a/b": "b", "/a/x": "x"})
 	before := e.state(fsys)
 	calls := readerCalls()
-	maps := writerCalls()
-	for k, v := range maps {
+	for k, v := range writerCalls() {
 		calls[k] = v
 	}
-	for _, name := range slices.Sorted(mapKeys(calls)) {
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
 		for _, p := range badPaths {
 			err := calls[name](e.ctx, fsys, p)
 			e.wantErr(err, semfs.ErrInvalid, fmt.Sprintf("%s(%q)", name, clip(p)))
@@ -167,16 +167,6 @@ func clip(p string) string {
 		return p[:40] + "…"
 	}
 	return p
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // payload is the whole contents writer w writes in generation g. Its header
@@ -429,7 +419,7 @@ func testReadOnly(e *env) {
 	fsys := e.seeded(map[string]string{"/f": "f", "/d/g": "g"})
 	before := e.state(fsys)
 	calls := writerCalls()
-	for _, name := range slices.Sorted(mapKeys(calls)) {
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
 		for _, p := range []string{"/f", "/d", "/d/g", "/new", "/d/new"} {
 			err := calls[name](e.ctx, fsys, p)
 			if name == "RemoveAll" && err == nil && (p == "/new" || p == "/d/new") {

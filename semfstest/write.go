@@ -1,6 +1,7 @@
 package semfstest
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ func testRoundTrip(e *env) {
 		"/invalid-utf8": "\xff\xfe\xfd\xc3\x28\xed\xa0\x80",
 		"/dir/inner":    "inner",
 	}
-	for _, p := range slices.Sorted(mapKeys(cases)) {
+	for _, p := range slices.Sorted(maps.Keys(cases)) {
 		data := []byte(cases[p])
 		if err := semfs.WriteFile(e.ctx, fsys, p, data, 0o644); err != nil {
 			e.Fatalf("WriteFile(%q): %v", p, err)
