@@ -201,6 +201,7 @@ func (e *env) checkShape(err error, what string, paths ...string) {
 	for _, m := range hostMarkers {
 		if strings.Contains(pe.Path, m) || strings.Contains(err.Error(), m) {
 			e.Errorf("%s: error %q reveals a host path (%q)", what, err, m)
+			break
 		}
 	}
 	if len(paths) == 0 {
