@@ -153,6 +153,9 @@ type Store interface {
 	// Nearest returns the k vectors of space most similar to q (cosine, on
 	// normalised vectors) with similarity ≥ min, best first.
 	Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]VecHit, error)
+	// Similarities returns the cosine similarity of q with the vector of
+	// each key in space (0 for a key without one), in order.
+	Similarities(ctx context.Context, space string, q []float32, keys []string) []float32
 	// Vector returns the stored vector of key in space, if any.
 	Vector(ctx context.Context, space, key string) ([]float32, bool)
 	// GrepCandidates returns the files at or below root that may satisfy q

@@ -60,6 +60,24 @@ func (v *Vectors) Get(key string) ([]float32, bool) {
 	return append([]float32(nil), v.data[i*v.dims:(i+1)*v.dims]...), true
 }
 
+// Similarities returns the dot product of q with the vector of each key (0
+// for a key without one).
+func (v *Vectors) Similarities(q []float32, keys []string) []float32 {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	out := make([]float32, len(keys))
+	if len(q) != v.dims {
+		return out
+	}
+	d := v.dims
+	for i, k := range keys {
+		if j, ok := v.pos[k]; ok {
+			out[i] = dot(v.data[j*d:(j+1)*d], q)
+		}
+	}
+	return out
+}
+
 // Delete removes key.
 func (v *Vectors) Delete(key string) {
 	v.mu.Lock()

@@ -42,7 +42,7 @@ func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryRe
 	if err := checkQuery("query", text); err != nil {
 		return nil, err
 	}
-	scores, err := f.tagScores(ctx, text, limit)
+	scores, err := f.tagScores(ctx, text, index.TagWords(text), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +66,9 @@ func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryRe
 	return out, nil
 }
 
-// tagScores ranks files for a tag query; limit <= 0 means all matches.
-func (f *FS) tagScores(ctx context.Context, text string, limit int) ([]tagScore, error) {
-	words := index.TagWords(text)
+// tagScores ranks files for a tag query whose keyword words are words;
+// limit <= 0 means all matches.
+func (f *FS) tagScores(ctx context.Context, text string, words []string, limit int) ([]tagScore, error) {
 	if len(words) == 0 {
 		return nil, semfs.PathErr("query", "/", semfs.ErrInvalid, "empty query; give words to look for in paths, creators, tasks and apps")
 	}
@@ -96,14 +96,21 @@ func (f *FS) tagScores(ctx context.Context, text string, limit int) ([]tagScore,
 		}
 	}
 	scores := make(map[string]*tagScore, len(points))
-	for p, n := range points {
-		s := &tagScore{path: p, points: n}
-		if qv != nil {
-			if v, ok := f.store.Vector(ctx, embedding.SpaceTags, p); ok {
-				s.sim = clamp01(index.Cosine(qv, v))
-			}
+	keys := make([]string, 0, len(points))
+	for p := range points {
+		keys = append(keys, p)
+	}
+	var sims []float32
+	if qv != nil {
+		sims = f.store.Similarities(ctx, embedding.SpaceTags, qv, keys)
+	}
+	all := make([]tagScore, len(keys))
+	for i, p := range keys {
+		all[i] = tagScore{path: p, points: points[p]}
+		if sims != nil {
+			all[i].sim = clamp01(sims[i])
 		}
-		scores[p] = s
+		scores[p] = &all[i]
 	}
 	if qv != nil {
 		k := limit

@@ -321,7 +321,10 @@ func (f *FS) signals(ctx context.Context, text string, tokens []string, flt inde
 			}
 		}
 	}
-	ts, err := f.tagScores(ctx, text, searchPool)
+	// The tag signal of a content search counts the query's content words
+	// (no stop words) rather than every whitespace-separated word as the
+	// tag query does: one-letter words would match nearly every path.
+	ts, err := f.tagScores(ctx, text, tokens, searchPool)
 	if err != nil {
 		return sig, err
 	}

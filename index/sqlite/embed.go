@@ -162,6 +162,15 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 }
 
+// Similarities implements index.Store (from memory).
+func (ix *Index) Similarities(_ context.Context, spaceName string, q []float32, keys []string) []float32 {
+	v, ok := ix.vecs[spaceName]
+	if !ok {
+		return make([]float32, len(keys))
+	}
+	return v.Similarities(q, keys)
+}
+
 // Vector implements index.Store (from memory).
 func (ix *Index) Vector(_ context.Context, spaceName, key string) ([]float32, bool) {
 	v, ok := ix.vecs[spaceName]
