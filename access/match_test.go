@@ -1,8 +1,10 @@
 package access
 
 import (
+	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/semfs/semfs"
@@ -116,4 +118,36 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 	if small.dir("/corpus").someNone || small.dir("/corpus/a").someNone || !small.dir("/").someNone {
 		t.Error("someNone: want false under /corpus, true at / (which holds /secrets)")
 	}
+}
+
+// The directory cache stays right when it overflows and starts over, with
+// several goroutines using it.
+func TestDirCacheOverflowConcurrent(t *testing.T) {
+	cp, err := compile(Policy{Default: None, Rules: []Rule{
+		{Path: "/work", Access: Write},
+		{Path: "/**/*.key", Access: None},
+		{Path: "/work/*/ro", Access: Read},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range maxCachedDirs * 3 / 4 {
+				dir := fmt.Sprintf("/work/d%d-%d", g, i)
+				for _, name := range []string{"a.key", "ro", "x"} {
+					p := semfs.Join(dir, name)
+					want, _ := cp.decide(cp.walkSlow(p, nil))
+					if got, _ := cp.access(p); got != want {
+						t.Errorf("access(%s) = %v, want %v", p, got, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

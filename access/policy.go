@@ -295,7 +295,8 @@ type policy struct {
 	anyNone     bool // some path can be None
 	allWritable bool // no path can be less than Write
 	cache       atomic.Pointer[dirCache]
-	noRules     dirInfo // every directory's, when there are no rules
+	last        atomic.Pointer[dirInfo] // the most recently used directory
+	noRules     dirInfo                 // every directory's, when there are no rules
 }
 
 func compile(p Policy) (*policy, error) {
@@ -360,6 +361,7 @@ type dirCache struct {
 // dirInfo is what the rules say at a directory: their states, and the
 // checks that decide its entries (immutable once built).
 type dirInfo struct {
+	path   string
 	s      states
 	checks []childCheck
 	// someNone reports whether an entry can be None (else listings of the
@@ -391,11 +393,16 @@ func (cp *policy) dir(dir string) *dirInfo {
 	if len(cp.rules) == 0 {
 		return &cp.noRules
 	}
+	if d := cp.last.Load(); d != nil && d.path == dir {
+		return d // the directory asked about last: the common case in a walk or a shell
+	}
 	c := cp.cache.Load()
 	if v, ok := c.m.Load(dir); ok {
-		return v.(*dirInfo)
+		d := v.(*dirInfo)
+		cp.last.Store(d)
+		return d
 	}
-	d := &dirInfo{s: cp.walkSlow(dir, make(states, 0, len(cp.rules)))}
+	d := &dirInfo{path: dir, s: cp.walkSlow(dir, make(states, 0, len(cp.rules)))}
 	// Last rule first: the first check that decides an entry wins.
 	for i := len(cp.rules) - 1; i >= 0; i-- {
 		r, si := &cp.rules[i], d.s[i]
@@ -434,10 +441,10 @@ func (cp *policy) dir(dir string) *dirInfo {
 	d.someNone = d.someNone || (!covered && cp.def == None)
 	if c.n.Add(1) > maxCachedDirs {
 		cp.cache.Store(new(dirCache))
-		cp.noRules.someNone = cp.def == None
 	} else {
 		c.m.Store(dir, d)
 	}
+	cp.last.Store(d)
 	return d
 }
 
