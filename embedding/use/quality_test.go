@@ -114,14 +114,15 @@ func TestParaphraseCalibration(t *testing.T) {
 	sweep(t, r)
 	t.Logf("DuplicateThreshold %.2f: related pass %.3f, unrelated pass %.4f", DuplicateThreshold,
 		above(r.related, DuplicateThreshold), above(r.unrelated, DuplicateThreshold))
-	// Regression guards below the measured top-1 0.727, MRR 0.801.
-	if float64(r.top1)/float64(len(a)) < 0.65 || r.mrr < 0.75 {
+	// Regression guards below the measured top-1 0.727, MRR 0.801, with
+	// room for the shared set to grow harder pairs.
+	if float64(r.top1)/float64(len(a)) < 0.6 || r.mrr < 0.7 {
 		t.Errorf("retrieval quality too low: top-1 %d/%d, MRR %.3f", r.top1, len(a), r.mrr)
 	}
-	if p := above(r.unrelated, DuplicateThreshold); p > 0.002 {
+	if p := above(r.unrelated, DuplicateThreshold); p > 0.005 {
 		t.Errorf("%.4f of unrelated pairs reach DuplicateThreshold %.2f", p, DuplicateThreshold)
 	}
-	if p := above(r.related, DuplicateThreshold); p < 0.25 {
+	if p := above(r.related, DuplicateThreshold); p < 0.2 {
 		t.Errorf("only %.3f of paraphrase pairs reach DuplicateThreshold %.2f", p, DuplicateThreshold)
 	}
 }
@@ -138,7 +139,7 @@ func TestTagCalibration(t *testing.T) {
 	sweep(t, r)
 	rel, unrel := above(r.related, TagThreshold), above(r.unrelated, TagThreshold)
 	t.Logf("TagThreshold %.2f: related pass %.3f, unrelated pass %.4f", TagThreshold, rel, unrel)
-	if rel < 0.7 || unrel > 0.1 {
+	if rel < 0.6 || unrel > 0.12 {
 		t.Errorf("TagThreshold %.2f separates poorly: related pass %.3f, unrelated pass %.4f", TagThreshold, rel, unrel)
 	}
 }
