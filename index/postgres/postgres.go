@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/semfs/semfs"
@@ -374,9 +373,26 @@ func (ix *Index) load(ctx context.Context) error {
 }
 
 // tagHay is the lower-cased text seed 000's keyword points look in: the
-// four fields separated by NUL so that no word matches across two.
+// four fields separated by a unit separator (0x1f, which no keyword holds)
+// so that no word matches across two. PostgreSQL text cannot hold NUL.
 func tagHay(m semfs.Meta) string {
-	return strings.ToLower(m.Path + "\x00" + m.CreatedBy + "\x00" + m.Task + "\x00" + strings.Join(m.RelatedApps, "\x00"))
+	return strings.ToLower(m.Path + "\x1f" + m.CreatedBy + "\x1f" + m.Task + "\x1f" + strings.Join(m.RelatedApps, "\x1f"))
 }
 
-var _ = pgconn.Notification{}
+// hasNUL reports whether any text field of m holds a NUL byte, which
+// PostgreSQL text cannot store.
+func hasNUL(m semfs.Meta) bool {
+	fields := []string{m.Path, m.CreatedBy, m.Task, m.Summary, m.Provenance, m.Hash}
+	fields = append(fields, m.RelatedApps...)
+	fields = append(fields, m.Links...)
+	fields = append(fields, m.Groups...)
+	for k, v := range m.Extra {
+		fields = append(fields, k, v)
+	}
+	for _, f := range fields {
+		if strings.IndexByte(f, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -151,7 +151,7 @@ func likeEscape(s string) string {
 // scan of the in-memory tag table; every candidate is verified.
 func (ix *Index) TagKeywordCandidates(ctx context.Context, word string) ([]string, error) {
 	word = strings.ToLower(word)
-	if word == "" || strings.ContainsRune(word, 0) || !utf8.ValidString(word) {
+	if word == "" || strings.ContainsAny(word, "\x00\x1f") || !utf8.ValidString(word) {
 		return nil, nil
 	}
 	if utf8.RuneCountInString(word) < 3 {
@@ -389,3 +389,12 @@ func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, err
 
 // MarkAllPending implements index.Store.
 func (ix *Index) MarkAllPending(ctx context.Context) error { return ix.rebuildDerived(ctx) }
+
+// Similarities implements index.Store from the in-process vector index.
+func (ix *Index) Similarities(_ context.Context, space string, q []float32, keys []string) []float32 {
+	v, ok := ix.vecs[space]
+	if !ok {
+		return make([]float32, len(keys))
+	}
+	return v.Similarities(q, keys)
+}

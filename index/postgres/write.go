@@ -91,6 +91,9 @@ func kvmap(m map[string]string) map[string]string {
 
 func (ix *Index) putTx(ctx context.Context, tx pgx.Tx, it index.Item) error {
 	f := it.File
+	if hasNUL(f.Meta) {
+		return semfs.PathErr("index", f.Path, semfs.ErrInvalid, "a tag value contains a NUL byte; remove it and tag again")
+	}
 	state := f.State
 	if state == "" {
 		state = index.StatePending
