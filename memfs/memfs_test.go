@@ -3,6 +3,7 @@ package memfs_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -178,7 +179,7 @@ func TestRestoreValidatesBeforeReplacing(t *testing.T) {
 // resum recomputes the checksum of a snapshot body.
 func resum(t *testing.T, body []byte) []byte {
 	t.Helper()
-	sum := sha256Sum(body)
+	sum := sha256.Sum256(body)
 	return append(slices.Clone(body), sum[:]...)
 }
 
