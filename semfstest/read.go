@@ -116,8 +116,9 @@ func testImplicitDirs(e *env) {
 }
 
 // readDirNames are chosen so that byte order differs from other orders
-// (case, digits, punctuation, non-ASCII).
-var readDirNames = []string{"B", "a", "a.txt", "a-b", "ä", "Z", "10", "9", "_u", "~t"}
+// (case, digits, punctuation, non-ASCII); names differing only in case
+// are distinct.
+var readDirNames = []string{"B", "b", "a", "A", "a.txt", "a-b", "ä", "Z", "10", "9", "_u", "~t"}
 
 func testReadDir(e *env) {
 	files := map[string]string{"/d/sub/x": "x"}
