@@ -3,11 +3,14 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/indextest"
 	"github.com/semfs/semfs/internal/testserver"
@@ -41,4 +44,130 @@ func TestStoreSuite(t *testing.T) {
 		t.Cleanup(func() { ix.Close() })
 		return ix
 	})
+}
+
+// TestTwoDaemonsSeeEachOther: two stores on one database (two daemons):
+// changes by one reach the other's in-memory vectors and tag table through
+// LISTEN/NOTIFY within a bounded delay.
+func TestTwoDaemonsSeeEachOther(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	f := index.File{}
+	f.Path, f.Task = "/shared/x.md", "deploy pipeline"
+	start := time.Now()
+	if err := a.Put(ctx, index.Item{File: f, TagText: "deploy pipeline /shared/x.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetEmbedding(ctx, embedding.SpaceTags, "/shared/x.md", "deploy pipeline /shared/x.md", []float32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := start.Add(5 * time.Second)
+	for {
+		_, okVec := b.Vector(ctx, embedding.SpaceTags, "/shared/x.md")
+		cands, _ := b.TagKeywordCandidates(ctx, "pi") // short word: answered from memory
+		if okVec && len(cands) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon B did not see A's change within 5s (vector %v, candidates %v)", okVec, cands)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("A wrote and B saw it within %v of the first write", time.Since(start))
+	if err := b.Remove(ctx, "/shared", true); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, ok := a.Vector(ctx, embedding.SpaceTags, "/shared/x.md"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon A still holds a vector B removed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestServerRestart: a write while PostgreSQL is down fails with a clear
+// error that names no password; after the restart writes work again and the
+// notification connection is re-established.
+func TestServerRestart(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	put := func(s *Index, p string) error {
+		f := index.File{}
+		f.Path, f.Task = p, "restart test"
+		return s.Put(ctx, index.Item{File: f, TagText: p})
+	}
+	if err := put(a, "/before"); err != nil {
+		t.Fatal(err)
+	}
+	pg.Stop()
+	err = put(a, "/during")
+	if err == nil {
+		t.Fatal("a write succeeded with the server down")
+	}
+	if !strings.Contains(err.Error(), "check that the server") {
+		t.Fatalf("unclear error: %v", err)
+	}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for put(a, "/after") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("writes did not recover after the restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := a.File(ctx, "/before"); err != nil {
+		t.Fatalf("an acknowledged row was lost: %v", err)
+	}
+	if _, err := a.File(ctx, "/during"); err == nil {
+		t.Fatal("the failed write is present")
+	}
+	// B reconnects its listener and sees A's next change.
+	for {
+		_ = put(a, "/later")
+		if c, _ := b.TagKeywordCandidates(ctx, "la"); len(c) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon B never saw changes after the restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	got := Redact("postgres://alice:s3cret@db:5432/x?sslmode=disable")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "alice") {
+		t.Fatalf("Redact = %q", got)
+	}
+	_, err := Open(context.Background(), "postgres://alice:s3cret@127.0.0.1:1/x?connect_timeout=1", Options{})
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Open error leaks the password or succeeded: %v", err)
+	}
 }
