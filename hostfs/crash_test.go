@@ -75,4 +75,39 @@ func TestWriteFileSurvivesKill(t *testing.T) {
 	if got := names(t, f, "/"); !slices.Equal(got, []string{"f"}) {
 		t.Errorf("tree after crashes lists %v", got)
 	}
+	rw := open(t, dir, ReadWrite)
+	n, err := rw.SweepTemp(ctx, 0)
+	must(t, err)
+	if left, _ := os.ReadDir(dir); n != len(ents)-1 || len(left) != 1 {
+		t.Errorf("SweepTemp removed %d of %d leftovers; %d entries remain", n, len(ents)-1, len(left))
+	}
+}
+
+func TestSweepTemp(t *testing.T) {
+	dir := seedDir(t, map[string]string{
+		"/keep.txt":                    "k",
+		"/d/" + tmpPrefix + "old":      "partial",
+		"/d/e/" + tmpPrefix + "old2":   "partial",
+		"/d/" + tmpPrefix + "fresh":    "in flight",
+		"/.semfs/" + tmpPrefix + "idx": "bookkeeping",
+	})
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{"d/" + tmpPrefix + "old", "d/e/" + tmpPrefix + "old2", ".semfs/" + tmpPrefix + "idx"} {
+		must(t, os.Chtimes(filepath.Join(dir, p), old, old))
+	}
+	ro := open(t, dir, ReadOnly)
+	if _, err := ro.SweepTemp(ctx, time.Minute); err == nil {
+		t.Error("SweepTemp on a ReadOnly tree succeeded")
+	}
+	f := open(t, dir, ReadWrite)
+	n, err := f.SweepTemp(ctx, time.Minute)
+	must(t, err)
+	if n != 2 {
+		t.Errorf("removed %d, want 2", n)
+	}
+	got := hostFiles(t, dir)
+	want := map[string]string{"/keep.txt": "k", "/d/" + tmpPrefix + "fresh": "in flight", "/.semfs/" + tmpPrefix + "idx": "bookkeeping"}
+	if !mapsEqual(got, want) {
+		t.Errorf("after sweep: %v, want %v", got, want)
+	}
 }

@@ -42,7 +42,8 @@
 // keeps its database) are left out of listings, Files and TotalSize, and
 // every attempt to open, stat or change them fails with ErrPermission.
 // Temporary files of atomic writes (names starting ".semfs-tmp-") are hidden
-// the same way. Hiding is bookkeeping, not access control: a symbolic link
+// the same way; a process killed mid-write leaves one behind, which
+// [FS.SweepTemp] removes. Hiding is bookkeeping, not access control: a symbolic link
 // inside the tree that points into a hidden directory still reaches it when
 // named (listings leave such links out). Use the access layer for policy.
 //
