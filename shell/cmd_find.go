@@ -118,6 +118,7 @@ type findParser struct {
 	hasPrint bool
 	maxDepth int
 	minDepth int
+	needPath bool // a predicate reads the tree path of files (-empty)
 	err      string
 }
 
@@ -169,10 +170,17 @@ func cmdFind(c *call) int {
 }
 
 func (c *call) findWalk(expr findExpr, fp *findParser, shown, p string, info fs.FileInfo, depth int) {
+	e := &findEnv{c: c}
+	c.findVisit(e, expr, fp, shown, p, info, depth)
+}
+
+// findVisit evaluates expr on one entry and descends into directories. e
+// is reused for every entry of the walk.
+func (c *call) findVisit(e *findEnv, expr findExpr, fp *findParser, shown, p string, info fs.FileInfo, depth int) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	e := &findEnv{c: c, shown: shown, p: p, info: info, depth: depth}
+	*e = findEnv{c: c, shown: shown, p: p, info: info, depth: depth}
 	if depth >= fp.minDepth {
 		expr.eval(e)
 	}
@@ -189,7 +197,11 @@ func (c *call) findWalk(expr findExpr, fp *findParser, shown, p string, info fs.
 		prefix = shown
 	}
 	for _, fi := range infos {
-		c.findWalk(expr, fp, prefix+fi.Name(), semfs.Join(p, fi.Name()), fi, depth+1)
+		cp := ""
+		if fi.IsDir() || fp.needPath {
+			cp = semfs.Join(p, fi.Name())
+		}
+		c.findVisit(e, expr, fp, prefix+fi.Name(), cp, fi, depth+1)
 	}
 }
 
@@ -291,6 +303,7 @@ func (fp *findParser) primary() findExpr {
 		}
 		return findNewer{info.ModTime()}
 	case "-empty":
+		fp.needPath = true
 		return findEmpty{}
 	case "-prune":
 		return findPrune{}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,7 +89,12 @@ func cmdWc(c *call) int {
 			status = 1
 			continue
 		}
-		k := wcCount(data)
+		var k wcCounts
+		if pw || pm {
+			k = wcCount(data)
+		} else {
+			k = wcCounts{lines: int64(bytes.Count(data, []byte{'\n'})), bytes: int64(len(data))}
+		}
 		total.lines += k.lines
 		total.words += k.words
 		total.chars += k.chars
