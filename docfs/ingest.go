@@ -82,8 +82,8 @@ func Ingest(ctx context.Context, store Store, site string, src semfs.FS, opts In
 			return rep, fmt.Errorf("docs ingest: %s is not valid JSON (%v); it must be a list of {\"path\", \"groups\", \"public\"}", AccessFile, err)
 		}
 		for _, r := range rules {
-			if _, err := path.Match(strings.ReplaceAll(r.Path, "**", "*"), "x"); err != nil {
-				return rep, fmt.Errorf("docs ingest: %s: bad pattern %q: %v", AccessFile, r.Path, err)
+			if !semfs.ValidPattern(r.Path) {
+				return rep, fmt.Errorf("docs ingest: %s: bad pattern %q: use *, ?, [...] and ** (any number of directories)", AccessFile, r.Path)
 			}
 		}
 	} else if !semfs.IsAbsence(err) {
@@ -156,42 +156,11 @@ func Ingest(ctx context.Context, store Store, site string, src semfs.FS, opts In
 func accessFor(rules []AccessRule, p string) (groups []string, public bool) {
 	rel := strings.TrimPrefix(p, "/")
 	for _, r := range rules {
-		if globMatch(strings.TrimPrefix(r.Path, "/"), rel) {
+		if semfs.MatchPath(r.Path, rel) || semfs.MatchPath(strings.TrimSuffix(r.Path, "/")+"/**", rel) {
 			groups, public = r.Groups, r.Public
 		}
 	}
 	return groups, public
-}
-
-// globMatch matches slash-separated name against pattern, where ** matches
-// any number of path elements and *, ? match within one element. A pattern
-// naming a directory matches everything below it.
-func globMatch(pattern, name string) bool {
-	pp := strings.Split(pattern, "/")
-	np := strings.Split(name, "/")
-	var match func(i, j int) bool
-	match = func(i, j int) bool {
-		for i < len(pp) {
-			if pp[i] == "**" {
-				for k := j; k <= len(np); k++ {
-					if match(i+1, k) {
-						return true
-					}
-				}
-				return false
-			}
-			if j >= len(np) {
-				return false
-			}
-			if ok, _ := path.Match(pp[i], np[j]); !ok {
-				return false
-			}
-			i++
-			j++
-		}
-		return true // the pattern is exhausted: equal, or a directory above name
-	}
-	return match(0, 0)
 }
 
 // frontMatter parses a leading "---" block of "key: value" lines.
