@@ -167,17 +167,49 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	f.mu.RLock()
-	defer f.mu.RUnlock()
 	n, err := f.find(p)
 	if err != nil {
+		f.mu.RUnlock()
 		return nil, semfs.PathErr("read", p, err, "")
 	}
 	if n.isDir() {
+		f.mu.RUnlock()
 		return nil, semfs.PathErr("read", p, semfs.ErrIsDir, "")
 	}
-	buf := make([]byte, n.size())
-	n.data.readAt(buf, 0)
+	size := n.size()
+	if size <= readUnderLock {
+		buf := make([]byte, size)
+		n.data.readAt(buf, 0)
+		f.mu.RUnlock()
+		return buf, nil
+	}
+	// A large file: take its chunks (shared from now on, so writers copy
+	// before they change one) and copy them out after releasing the lock,
+	// so writers do not wait for the copy.
+	view := shareChunks(n.data)
+	f.mu.RUnlock()
+	buf := make([]byte, size)
+	view.readAt(buf, 0)
 	return buf, nil
+}
+
+// readUnderLock is the size up to which ReadFile copies under the read lock;
+// larger files are copied after it is released (see shareChunks).
+const readUnderLock = 4 * ChunkSize
+
+// shareChunks returns an immutable view of c: its chunks, marked shared so
+// that writers replace rather than change them. The caller holds a lock.
+func shareChunks(c *content) *content {
+	if c == nil {
+		return nil
+	}
+	chunks := slices.Clone(c.chunks)
+	for _, ch := range chunks {
+		if ch != nil {
+			ch.shared.Store(true)
+		}
+	}
+	return &content{chunks: chunks, size: c.size}
 }
 
 // WriteFile replaces the contents of name with a copy of data, creating the
@@ -232,13 +264,8 @@ func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
 		return nil, semfs.PathErr("open", p, semfs.ErrIsDir, "list a directory with ReadDir")
 	}
 	var chunks []*chunk
-	if n.data != nil {
-		chunks = slices.Clone(n.data.chunks)
-	}
-	for _, c := range chunks {
-		if c != nil {
-			c.shared.Store(true)
-		}
+	if view := shareChunks(n.data); view != nil {
+		chunks = view.chunks
 	}
 	return &reader{path: p, info: infoOf(n), chunks: chunks}, nil
 }

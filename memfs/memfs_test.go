@@ -473,3 +473,40 @@ func TestCloneConforms(t *testing.T) {
 		return c
 	})
 }
+
+// TestReadFileLargeIsAtomic: ReadFile of a large file (copied after the
+// lock is released) sees one version of the file, never a mix, while
+// another goroutine rewrites it in place.
+func TestReadFileLargeIsAtomic(t *testing.T) {
+	m := memfs.New()
+	const size = 8 * memfs.ChunkSize
+	a, b := bytes.Repeat([]byte{'a'}, size), bytes.Repeat([]byte{'b'}, size)
+	m.WriteFile(ctx, "/big", a, 0o644)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := m.OpenFile(ctx, "/big", os.O_RDWR, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		for i := range 200 {
+			data := a
+			if i%2 == 0 {
+				data = b
+			}
+			f.WriteAt(data, 0) // in place, one chunk at a time under one lock
+		}
+	}()
+	for range 200 {
+		got, err := m.ReadFile(ctx, "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+			t.Fatalf("ReadFile returned a mix of two versions")
+		}
+	}
+	<-done
+}

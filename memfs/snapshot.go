@@ -62,14 +62,8 @@ func (f *FS) Snapshot(ctx context.Context, w io.Writer) error {
 		for _, c := range n.children() {
 			cp := semfs.Join(p, c.name)
 			e := snapEntry{path: cp, mode: c.mode, mtime: c.mtime, size: c.size()}
-			if !c.isDir() && c.data != nil {
-				e.chunks = make([]*chunk, len(c.data.chunks))
-				copy(e.chunks, c.data.chunks)
-				for _, ch := range e.chunks {
-					if ch != nil {
-						ch.shared.Store(true)
-					}
-				}
+			if view := shareChunks(c.data); !c.isDir() && view != nil {
+				e.chunks = view.chunks
 			}
 			entries = append(entries, e)
 			if c.isDir() {
@@ -290,15 +284,7 @@ func (f *FS) Clone() *FS {
 
 func cloneNode(n *node) *node {
 	out := &node{name: n.name, mtime: n.mtime, mode: n.mode}
-	if n.data != nil {
-		chunks := slices.Clone(n.data.chunks)
-		for _, ch := range chunks {
-			if ch != nil {
-				ch.shared.Store(true)
-			}
-		}
-		out.data = &content{chunks: chunks, size: n.data.size}
-	}
+	out.data = shareChunks(n.data)
 	if len(n.kids) > 0 {
 		out.kids = make([][]*node, len(n.kids))
 		for i, blk := range n.kids {
