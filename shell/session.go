@@ -319,6 +319,15 @@ func instrumentLoops(file *syntax.File) {
 // PATH are answered by the shell.
 func (s *Session) callHandler(ctx context.Context, args []string) ([]string, error) {
 	switch args[0] {
+	case "eval":
+		// eval'd text is parsed late: refuse there what Run refuses.
+		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(strings.Join(args[1:], " ")), "")
+		if err == nil {
+			if msg := check(file); msg != "" {
+				return []string{"\x00semfs-refuse", "eval", msg}, nil
+			}
+		}
+		return args, nil
 	case "type", "hash", "command", "exec", "source", ".", "enable", "builtin":
 		switch {
 		case args[0] == "command" && len(args) > 1 && args[1] != "-v" && args[1] != "-V":
@@ -389,6 +398,10 @@ func (s *Session) refuse(hc interp.HandlerContext, args []string) error {
 			return interp.NewExitStatus(uint8(code))
 		}
 		return nil
+	}
+	if args[0] == "eval" && len(args) == 2 {
+		fmt.Fprintf(hc.Stderr, "semfs: eval: %s\n", args[1])
+		return interp.NewExitStatus(ExitRejected)
 	}
 	fmt.Fprintf(hc.Stderr, "semfs: %s: not supported in the virtual shell\n", args[0])
 	return interp.NewExitStatus(2)

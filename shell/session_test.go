@@ -73,6 +73,7 @@ func TestRefusedConstructs(t *testing.T) {
 		"coproc cat":           "coprocesses",
 		"echo 'unterminated":   "syntax error",
 		"ls; (echo a &) ; pwd": "background jobs",
+		"eval 'sleep 1 &'":     "eval: line 1: background jobs",
 	} {
 		out, stderr, code := run(t, s, script)
 		if code != ExitRejected || !strings.Contains(stderr, want) || out != "" {
