@@ -76,11 +76,7 @@ func headTail(c *call, tail bool) int {
 	for _, a := range args {
 		data, err := c.readFile(a)
 		if err != nil {
-			if tail {
-				c.pathErr("cannot open '%s' for reading: ", a, err)
-			} else {
-				c.pathErr("cannot open '%s' for reading: ", a, err)
-			}
+			c.pathErr("cannot open '%s' for reading: ", a, err)
 			status = 1
 			continue
 		}
@@ -148,9 +144,6 @@ func cutPart(data []byte, n int64, bytesMode, tail, from, allBut bool) []byte {
 				return data
 			}
 			start = i
-			if k < n-1 {
-				continue
-			}
 		}
 		return data[start+1:]
 	case allBut:

@@ -38,11 +38,7 @@ func cmdTree(c *call) int {
 	for _, a := range args {
 		p, info, err := c.stat(a)
 		if err != nil || !info.IsDir() {
-			msg := "error opening dir"
-			if err == nil {
-				msg = "error opening dir"
-			}
-			fmt.Fprintf(c.out, "%s  [%s]\n", a, msg)
+			fmt.Fprintf(c.out, "%s  [error opening dir]\n", a)
 			status = 2
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -430,17 +431,7 @@ func builtinNames() []string {
 		}
 	}
 	sort.Strings(names)
-	return slicesCompact(names)
-}
-
-func slicesCompact(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	return slices.Compact(names)
 }
 
 // vpath resolves a shell path (absolute or relative to dir) to a canonical
