@@ -116,7 +116,7 @@ func Open(dir string, mode Mode, opts ...Option) (*FS, error) {
 		switch e := mapErr("open", "/", err); {
 		case errors.Is(e, semfs.ErrNotExist):
 			return nil, semfs.PathErr("open", "/", semfs.ErrNotExist, "the host directory does not exist; create it or name another")
-		case errors.Is(e, semfs.ErrNotDir) || strings.Contains(err.Error(), "not a directory"):
+		case errors.Is(e, semfs.ErrNotDir):
 			return nil, semfs.PathErr("open", "/", semfs.ErrNotDir, "the host path is not a directory; name a directory")
 		default:
 			return nil, e
@@ -780,6 +780,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	case errors.Is(e, semfs.ErrNotDir):
 		if info, serr := f.root.Lstat(rel(o)); serr == nil && info.IsDir() {
 			return semfs.PathErr("rename", n, semfs.ErrNotDir, "a directory cannot replace a file")
+		}
+		if info, serr := f.root.Stat(rel(semfs.Dir(n))); serr == nil && !info.IsDir() {
+			return semfs.PathErr("rename", n, semfs.ErrNotDir, semfs.Dir(n)+" is a file")
 		}
 	}
 	return e

@@ -451,6 +451,8 @@ func TestReadWriteOps(t *testing.T) {
 	if got := hostFiles(t, dir); got["/dst/a.txt"] != "alpha" || got["/a.txt"] != "" {
 		t.Errorf("host after rename: %v", got)
 	}
+	wantErr(t, f.Rename(ctx, "/e/f/g.txt", "/dst/a.txt/x"), semfs.ErrNotDir, "/dst/a.txt/x", dir)
+	wantErr(t, f.Rename(ctx, "/dst/a.txt/x", "/y"), semfs.ErrNotDir, "/dst/a.txt/x", dir)
 }
 
 func TestOpenFileReadWrite(t *testing.T) {
