@@ -36,6 +36,18 @@ func isWordRune(r rune) bool {
 }
 
 func emitWord(word string, fn func(string)) {
+	// Fast path: a plain lower-case ASCII word has one part.
+	plain := true
+	for i := 0; i < len(word); i++ {
+		if c := word[i]; c < 'a' || c > 'z' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		fn(word)
+		return
+	}
 	parts := splitIdent(word)
 	if len(parts) <= 1 {
 		if w := strings.ToLower(strings.Trim(word, "_")); w != "" {

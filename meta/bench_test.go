@@ -4,7 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/hostfs"
@@ -22,6 +24,13 @@ func BenchmarkIngest(b *testing.B) {
 	}
 	defer host.Close()
 	var bytes int64
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	defer func() {
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+		b.ReportMetric(float64(bytes)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}()
 	for i := 0; i < b.N; i++ {
 		ix, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "i.db"))
 		if err != nil {
