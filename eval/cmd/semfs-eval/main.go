@@ -274,9 +274,9 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 	var total int64
 	for i := range n {
 		var b strings.Builder
-		paras := 2 + rng.IntN(6)
+		paras := 1 + rng.IntN(3)
 		for range paras {
-			words := 30 + rng.IntN(90)
+			words := 20 + rng.IntN(60)
 			for w := range words {
 				if w > 0 {
 					b.WriteByte(' ')
