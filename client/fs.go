@@ -216,7 +216,14 @@ type file struct {
 	mu     sync.Mutex
 	pos    int64
 	closed bool
+	// ahead holds bytes read ahead of sequential Reads, from offset
+	// aheadAt; any write through the handle drops it.
+	ahead   []byte
+	aheadAt int64
 }
+
+// readAhead is how much a sequential Read fetches at least.
+const readAhead = 64 << 10
 
 var _ semfs.RWFile = (*file)(nil)
 
@@ -281,15 +288,25 @@ func (f *file) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, err := f.readAt(p, f.pos)
-	f.pos += int64(n)
-	if n > 0 && errors.Is(err, io.EOF) {
-		err = nil
+	if f.pos < f.aheadAt || f.pos >= f.aheadAt+int64(len(f.ahead)) {
+		buf := make([]byte, max(len(p), readAhead))
+		n, err := f.readAt(buf, f.pos)
+		if err != nil && !errors.Is(err, io.EOF) {
+			f.ahead = nil
+			return 0, err
+		}
+		f.ahead, f.aheadAt = buf[:n], f.pos
+		if n == 0 {
+			return 0, io.EOF
+		}
 	}
-	return n, err
+	n := copy(p, f.ahead[f.pos-f.aheadAt:])
+	f.pos += int64(n)
+	return n, nil
 }
 
 func (f *file) writeAt(p []byte, off int64, appendMode bool) (int, error) {
+	f.ahead = nil
 	n := 0
 	for n < len(p) || (len(p) == 0 && n == 0) {
 		chunk := p[n:min(len(p), n+wire.MaxChunk)]
@@ -370,6 +387,7 @@ func (f *file) Truncate(size int64) error {
 	if err := f.check("truncate", true); err != nil {
 		return err
 	}
+	f.ahead = nil
 	_, err := f.r.call(f.ctx, wire.OpTruncate, f.path, wire.TruncateArgs{Path: f.path, Size: size}, nil)
 	return err
 }

@@ -102,13 +102,41 @@ func headlessAt(t testing.TB, dir string) (string, *daemon.Main) {
 	return cfg.Socket, d
 }
 
+// TestClientConformance runs the conformance suite on the client's FS
+// against one headless daemon; each case gets a fresh directory of the
+// daemon's tree. Seeded cases write their files straight into the backing
+// directory (the daemon serves what is there), which keeps the
+// thousand-file cases fast.
 func TestClientConformance(t *testing.T) {
+	sock, d := headless(t)
+	c := client.New(sock)
+	t.Cleanup(func() { c.Close() })
+	data := d.Config.Data
+	n := 0
+	fresh := func() string {
+		n++
+		return fmt.Sprintf("/case%03d", n)
+	}
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
-		sock, _ := headless(t)
-		c := client.New(sock)
-		t.Cleanup(func() { c.Close() })
-		return c.FS()
-	})
+		dir := fresh()
+		if err := semfs.Mkdir(context.Background(), c.FS(), dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return subFS{base: c.FS(), dir: dir}
+	}, semfstest.Seed(func(tb semfstest.TB, files map[string][]byte) semfs.FS {
+		dir := fresh()
+		for p, b := range files {
+			host := filepath.Join(data, dir, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+				tb.Fatalf("seed: %v", err)
+			}
+			if err := os.WriteFile(host, b, 0o644); err != nil {
+				tb.Fatalf("seed: %v", err)
+			}
+		}
+		os.MkdirAll(filepath.Join(data, dir), 0o755)
+		return subFS{base: c.FS(), dir: dir}
+	}), semfstest.Writers(2)) // every write is indexed durably: keep the race case short
 }
 
 func TestSocketPermissions(t *testing.T) {

@@ -1,0 +1,196 @@
+// Command benchmount measures file system workloads through a semfs mount
+// side by side with the backing directory used directly, and prints a
+// Markdown table (docs/bench/daemon.md). It runs a real daemon in-process
+// (mount mode, metadata layer and SQLite index over a host directory) and
+// must run as root or with fusermount3.
+//
+//	go run ./daemon/internal/benchmount -dir /tmp/semfs-bench
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/semfs/semfs/daemon"
+)
+
+func main() {
+	dir := flag.String("dir", "/tmp/semfs-bench", "scratch directory (wiped)")
+	seqMiB := flag.Int("seq-mib", 256, "size of the sequential file in MiB")
+	small := flag.Int("small", 10000, "number of small files")
+	flag.Parse()
+	os.RemoveAll(*dir)
+	native := filepath.Join(*dir, "native")
+	os.MkdirAll(native, 0o755)
+
+	cfg := daemon.DefaultConfig()
+	cfg.Mode = daemon.ModeMount
+	cfg.Mount = filepath.Join(*dir, "mnt")
+	cfg.Data = filepath.Join(*dir, "data")
+	cfg.Index = filepath.Join(*dir, "index", "index.db")
+	cfg.Socket = filepath.Join(*dir, "semfs.sock")
+	cfg.DropCaps = false // an in-process daemon cannot re-exec itself
+	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if err := d.Start(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+
+	fmt.Printf("| workload | native | semfs mount | ratio (mount/native time) |\n|---|---|---|---|\n")
+	row := func(name string, fn func(root string) (time.Duration, string)) {
+		tn, sn := fn(native)
+		tm, sm := fn(cfg.Mount)
+		fmt.Printf("| %s | %s | %s | %.2f× |\n", name, sn, sm, float64(tm)/float64(tn))
+	}
+	seq := int64(*seqMiB) << 20
+	row(fmt.Sprintf("sequential write, 1 MiB blocks, %d MiB", *seqMiB), func(root string) (time.Duration, string) {
+		d := seqWrite(filepath.Join(root, "seq.bin"), seq)
+		return d, mbps(seq, d)
+	})
+	row(fmt.Sprintf("sequential read, 1 MiB blocks, %d MiB", *seqMiB), func(root string) (time.Duration, string) {
+		seqRead(filepath.Join(root, "seq.bin")) // warm up
+		d := seqRead(filepath.Join(root, "seq.bin"))
+		return d, mbps(seq, d)
+	})
+	const reads = 20000
+	row("random 4 KiB reads (IOPS)", func(root string) (time.Duration, string) {
+		d := randRead(filepath.Join(root, "seq.bin"), seq, reads)
+		return d, fmt.Sprintf("%.0f IOPS", reads/d.Seconds())
+	})
+	row(fmt.Sprintf("create+write+close %d files of 1 KiB", *small), func(root string) (time.Duration, string) {
+		d := createSmall(filepath.Join(root, "small"), *small)
+		return d, fmt.Sprintf("%.2f s (%.0f files/s)", d.Seconds(), float64(*small)/d.Seconds())
+	})
+	row("stat p50 (warm)", func(root string) (time.Duration, string) {
+		p50 := statP50(filepath.Join(root, "small"), *small)
+		return p50, fmt.Sprintf("%.1f µs", float64(p50.Nanoseconds())/1000)
+	})
+	for _, c := range [][]string{{"ls", "-R"}, {"find", ".", "-type", "f"}, {"grep", "-r", "needle-0042", "."}} {
+		row("`"+joinArgs(c)+"` over the small files", func(root string) (time.Duration, string) {
+			d := runCmd(filepath.Join(root, "small"), c)
+			return d, fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+		})
+	}
+}
+
+func joinArgs(a []string) string {
+	s := a[0]
+	for _, x := range a[1:] {
+		s += " " + x
+	}
+	return s
+}
+
+func mbps(n int64, d time.Duration) string {
+	return fmt.Sprintf("%.0f MB/s", float64(n)/d.Seconds()/1e6)
+}
+
+func must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func seqWrite(p string, size int64) time.Duration {
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	start := time.Now()
+	f, err := os.Create(p)
+	must(err)
+	for n := int64(0); n < size; n += int64(len(buf)) {
+		_, err := f.Write(buf)
+		must(err)
+	}
+	must(f.Sync())
+	must(f.Close())
+	return time.Since(start)
+}
+
+func seqRead(p string) time.Duration {
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	f, err := os.Open(p)
+	must(err)
+	for {
+		n, err := f.Read(buf)
+		if n == 0 || err != nil {
+			break
+		}
+	}
+	f.Close()
+	return time.Since(start)
+}
+
+func randRead(p string, size int64, n int) time.Duration {
+	f, err := os.Open(p)
+	must(err)
+	defer f.Close()
+	buf := make([]byte, 4096)
+	r := rand.New(rand.NewPCG(1, 2))
+	start := time.Now()
+	for range n {
+		off := r.Int64N(size/4096) * 4096
+		_, err := f.ReadAt(buf, off)
+		must(err)
+	}
+	return time.Since(start)
+}
+
+func createSmall(root string, n int) time.Duration {
+	must(os.MkdirAll(root, 0o755))
+	data := make([]byte, 1024)
+	start := time.Now()
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", i%100))
+		if i < 100 {
+			must(os.Mkdir(dir, 0o755))
+		}
+		copy(data, fmt.Sprintf("file %d needle-%04d\n", i, i%1000))
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%05d.txt", i)))
+		must(err)
+		_, err = f.Write(data)
+		must(err)
+		must(f.Close())
+	}
+	return time.Since(start)
+}
+
+func statP50(root string, n int) time.Duration {
+	var ds []time.Duration
+	for round := range 2 { // the first round warms the caches
+		ds = ds[:0]
+		for i := range n {
+			p := filepath.Join(root, fmt.Sprintf("d%03d", i%100), fmt.Sprintf("f%05d.txt", i))
+			start := time.Now()
+			_, err := os.Stat(p)
+			ds = append(ds, time.Since(start))
+			must(err)
+		}
+		_ = round
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func runCmd(dir string, args []string) time.Duration {
+	best := time.Duration(1 << 62)
+	for range 3 {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		start := time.Now()
+		must(cmd.Run())
+		best = min(best, time.Since(start))
+	}
+	return best
+}
