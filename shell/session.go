@@ -206,10 +206,25 @@ func (s *Session) Run(ctx context.Context, script string, stdin io.Reader, stdou
 			return 1, err
 		}
 	}
-	if stdin == nil {
-		stdin = strings.NewReader("")
+	// interp needs an *os.File for stdin; give it a pipe fed from stdin
+	// and close both ends when the run ends, so no descriptor or copying
+	// goroutine outlives it.
+	var in *os.File
+	if f, ok := stdin.(*os.File); ok {
+		in = f
+	} else if stdin != nil {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return 1, err
+		}
+		go func() {
+			io.Copy(pw, stdin)
+			pw.Close()
+		}()
+		defer pr.Close()
+		in = pr
 	}
-	if err := interp.StdIO(stdin, out, errw)(s.runner); err != nil {
+	if err := interp.StdIO(in, out, errw)(s.runner); err != nil {
 		return 1, err
 	}
 	runErr := s.runner.Run(ctx, file)

@@ -198,3 +198,18 @@ func TestUnknownOptionListsSupportedOnes(t *testing.T) {
 		t.Fatalf("exit %d stderr %q", code, stderr)
 	}
 }
+
+func TestStdinIsPassedAndReleased(t *testing.T) {
+	s := New(memfs.New(), Options{})
+	for i := range 200 {
+		var out bytes.Buffer
+		code, err := s.Run(context.Background(), "sort | head -n 1; read x; echo done", strings.NewReader("b\na\n"), &out, nil)
+		if code != 0 || err != nil || out.String() != "a\ndone\n" {
+			t.Fatalf("run %d: %q %d %v", i, out.String(), code, err)
+		}
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err == nil && len(fds) > 100 {
+		t.Fatalf("%d open descriptors after 200 runs", len(fds))
+	}
+}
