@@ -29,8 +29,9 @@ func crashWriter(dir string) {
 		fmt.Println(err)
 		os.Exit(2)
 	}
+	payloads := [2][]byte{bytes.Repeat([]byte{'a'}, crashSize), bytes.Repeat([]byte{'b'}, crashSize)}
 	for i := 0; ; i++ {
-		if err := f.WriteFile(ctx, "/f", bytes.Repeat([]byte{byte('a' + i%2)}, crashSize), 0o644); err != nil {
+		if err := f.WriteFile(ctx, "/f", payloads[i%2], 0o644); err != nil {
 			fmt.Println(err)
 			os.Exit(2)
 		}
@@ -42,10 +43,16 @@ func crashWriter(dir string) {
 
 // TestWriteFileSurvivesKill kills a process in the middle of rewriting a
 // file, again and again, and checks that the file always holds one whole
-// version and that leftover temporary files stay out of the tree.
+// version and that leftover temporary files stay out of the tree. It goes
+// on until at least two kills have landed inside a write (each leaves a
+// temporary file), so it cannot pass without testing the crash window.
 func TestWriteFileSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	for round := range 4 {
+	var ents []os.DirEntry
+	for round := 0; len(ents) < 3; round++ {
+		if round == 30 {
+			t.Fatalf("after %d kills only %d landed inside a write", round, len(ents)-1)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run", "^$")
 		cmd.Env = append(os.Environ(), "HOSTFS_CRASH_WRITER="+dir)
 		out, err := cmd.StdoutPipe()
@@ -57,7 +64,7 @@ func TestWriteFileSurvivesKill(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("writer did not start: %q %v", line, err)
 		}
-		time.Sleep(time.Duration(20+round*37) * time.Millisecond)
+		time.Sleep(time.Duration(20+round%4*37) * time.Millisecond)
 		must(t, cmd.Process.Kill())
 		cmd.Wait()
 
@@ -66,10 +73,8 @@ func TestWriteFileSurvivesKill(t *testing.T) {
 		if len(data) != crashSize || (bytes.Count(data, data[:1]) != crashSize) {
 			t.Fatalf("round %d: /f holds %d bytes, not one whole version", round, len(data))
 		}
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) < 2 {
-		t.Fatalf("no kill landed inside a write (no temporary file left): the test proved nothing")
+		ents, err = os.ReadDir(dir)
+		must(t, err)
 	}
 	f := open(t, dir, ReadOnly)
 	if got := names(t, f, "/"); !slices.Equal(got, []string{"f"}) {
