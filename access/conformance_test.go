@@ -17,7 +17,7 @@ import (
 func TestConformancePermissive(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		return access.New(memfs.New(), access.Policy{})
-	})
+	}, semfstest.Writers(4))
 }
 
 // A policy whose rules and visibility hook never touch the suite's paths,
@@ -40,7 +40,7 @@ func busyPolicy() access.Policy {
 func TestConformanceBusyPolicy(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		return access.New(memfs.New(), busyPolicy())
-	})
+	}, semfstest.Writers(4))
 }
 
 func TestConformanceOverMount(t *testing.T) {
@@ -50,7 +50,7 @@ func TestConformanceOverMount(t *testing.T) {
 			t.Fatal(err)
 		}
 		return access.New(m, busyPolicy())
-	})
+	}, semfstest.Writers(4))
 }
 
 func TestIOFSFiltered(t *testing.T) {

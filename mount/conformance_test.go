@@ -14,14 +14,14 @@ import (
 func TestConformanceRootMount(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		return mustNew(t, mount.Mount{At: "/", FS: memfs.New()})
-	})
+	}, semfstest.Writers(4))
 }
 
 func TestConformanceNestedTables(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		inner := mustNew(t, mount.Mount{At: "/", FS: memfs.New()})
 		return mustNew(t, mount.Mount{At: "/", FS: inner})
-	})
+	}, semfstest.Writers(4))
 }
 
 func TestIOFSOverSeveralMounts(t *testing.T) {

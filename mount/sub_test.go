@@ -197,5 +197,5 @@ func TestConformanceTranslatedMount(t *testing.T) {
 func TestConformanceAbsoluteMount(t *testing.T) {
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		return sub{fsys: mustNew(t, mount.Mount{At: "/abs/data", FS: memfs.New(), KeepAbsolute: true}), dir: "/abs/data"}
-	})
+	}, semfstest.Writers(4))
 }
