@@ -22,9 +22,11 @@
 // themselves) always exist and are listable: their listing is the backend's
 // own listing (of a mount covering them, such as one at "/") merged with the
 // names leading to deeper mount points. They are not writable: a write,
-// mkdir, remove or rename at a path no mount covers is refused with
-// [semfs.ErrPermission] and a detail naming the writable mounts, because a
-// write that silently went somewhere is the worst outcome available. A mount
+// mkdir or rename to a path no mount covers is refused with
+// [semfs.ErrPermission] and a detail naming the writable mounts ("/a/x is
+// not inside a mount; writable mounts: /memory, /work"), because a write
+// that silently went somewhere is the worst outcome available. A write into
+// a ReadOnly mount fails with [semfs.ErrReadOnly] and the same list. A mount
 // point, and any directory holding one, cannot be removed or renamed:
 // unmounting is a host decision, not an agent's. A mount point behaves like
 // the root of its backend: RemoveAll on it empties the mount and leaves the
