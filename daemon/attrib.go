@@ -49,7 +49,8 @@ func (a *Apps) Register(pid int32, app string) error {
 }
 
 // Resolve returns the app pid is attributed to, or "" when neither it nor
-// any ancestor registered.
+// any ancestor registered. pid may be a thread id (FUSE reports the calling
+// thread): it is mapped to its process first.
 func (a *Apps) Resolve(pid int32) string {
 	if pid <= 0 {
 		return ""
@@ -60,6 +61,7 @@ func (a *Apps) Resolve(pid int32) string {
 	if empty {
 		return ""
 	}
+	pid = a.tgid(pid)
 	ppid, start, err := a.stat(pid)
 	if err != nil {
 		return ""
@@ -132,4 +134,21 @@ func (a *Apps) stat(pid int32) (ppid int32, start uint64, err error) {
 		return 0, 0, err
 	}
 	return int32(p), st, nil
+}
+
+// tgid maps a thread id to its process id (itself for a main thread).
+func (a *Apps) tgid(tid int32) int32 {
+	b, err := os.ReadFile(a.proc + "/" + strconv.Itoa(int(tid)) + "/status")
+	if err != nil {
+		return tid
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("Tgid:")); ok {
+			if n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 32); err == nil {
+				return int32(n)
+			}
+			break
+		}
+	}
+	return tid
 }
