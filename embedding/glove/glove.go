@@ -9,8 +9,8 @@
 // common direction of frequent words (SIF's principal-component removal,
 // precomputed into the weights file), L2-normalised. It knows words, not
 // word order: "dog bites man" and "man bites dog" embed the same. A text with
-// no words at all (empty, or only punctuation) embeds as the zero vector,
-// whose similarity with everything is 0.
+// no words it can read (empty, punctuation, single letters or digits) embeds
+// as the zero vector, whose similarity with everything is 0.
 //
 // Load verifies the embedded weights against WeightsSHA256 and their layout
 // (format.go) once; a damaged build fails with embedding.ErrBrokenModel.
@@ -39,7 +39,8 @@ const (
 	Version = "2"
 )
 
-// Calibrated on testdata/paraphrase.tsv; see docs/bench/embedding.md.
+// Calibrated on embedding/testdata (tags.tsv for the tag threshold,
+// paraphrase.tsv for duplicates); see docs/bench/embedding.md.
 const (
 	tagThreshold       = 0.53
 	duplicateThreshold = 0.60
