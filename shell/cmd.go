@@ -36,6 +36,7 @@ type call struct {
 	stdin  io.Reader
 	out    *bufio.Writer
 	stderr io.Writer
+	helped bool // --help was answered; the command exits 0
 }
 
 func (s *Session) newCall(ctx context.Context, hc interp.HandlerContext, args []string) *call {
@@ -238,6 +239,10 @@ func (c *call) parse(spec optSpec) (*opts, bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
+		case a == "--help":
+			fmt.Fprintf(c.out, "%s: a semfs builtin (GNU-compatible output for the options it supports).\n%s\n", c.name, spec.supported())
+			c.helped = true
+			return nil, false
 		case a == "--":
 			o.operands = append(o.operands, args[i+1:]...)
 			return o, true

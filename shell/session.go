@@ -344,6 +344,11 @@ func (s *Session) callHandler(ctx context.Context, args []string) ([]string, err
 			}
 		}
 		return args, nil
+	case "help":
+		if len(args) == 1 {
+			return []string{"\x00semfs-refuse", "help"}, nil
+		}
+		return args, nil
 	case "type", "hash", "command", "exec", "source", ".", "enable", "builtin":
 		switch {
 		case args[0] == "command" && len(args) > 1 && args[1] != "-v" && args[1] != "-V":
@@ -380,6 +385,9 @@ func (s *Session) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandler
 		c := s.newCall(ctx, hc, args)
 		code := b(c)
 		c.flush()
+		if c.helped {
+			code = 0
+		}
 		if code != 0 {
 			return interp.NewExitStatus(uint8(code))
 		}
@@ -413,6 +421,12 @@ func (s *Session) refuse(hc interp.HandlerContext, args []string) error {
 		if code != 0 {
 			return interp.NewExitStatus(uint8(code))
 		}
+		return nil
+	}
+	if args[0] == "help" {
+		fmt.Fprintf(hc.Stdout, "semfs sh runs bash syntax (pipes, redirections, globs, cd, variables, loops, $(...), heredocs)\n"+
+			"with these commands, all Go builtins over the tree; no host program is ever started:\n  %s\n"+
+			"Run 'COMMAND --help' for the options a command supports.\n", strings.Join(builtinNames(), " "))
 		return nil
 	}
 	if args[0] == "eval" && len(args) == 2 {

@@ -213,3 +213,11 @@ func TestStdinIsPassedAndReleased(t *testing.T) {
 		t.Fatalf("%d open descriptors after 200 runs", len(fds))
 	}
 }
+
+func TestHelp(t *testing.T) {
+	s := New(memfs.New(), Options{})
+	out, _, code := run(t, s, "help; grep --help")
+	if code != 0 || !strings.Contains(out, " find grep head ") || !strings.Contains(out, "grep: a semfs builtin") || !strings.Contains(out, "--include") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
