@@ -24,3 +24,6 @@ func gemm6x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)
 
 //go:noescape
 func wsum64(p *float32, v *float32, ldv int, n int, o *float32)
+
+//go:noescape
+func gemm12x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int)

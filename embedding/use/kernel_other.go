@@ -26,3 +26,7 @@ func gemm6x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int) {
 func wsum64(p *float32, v *float32, ldv int, n int, o *float32) {
 	panic("use: wsum64 without SIMD")
 }
+
+func gemm12x32z(a *float32, lda int, wp *uint16, d int, c *float32, ldc int) {
+	panic("use: gemm12x32z without AVX-512")
+}

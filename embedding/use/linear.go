@@ -55,6 +55,11 @@ func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool, workers i
 		for p := s0 * step; p < s1*step; p += step {
 			wp := &m.panels[p*d*16]
 			i := 0
+			if step == 2 && use12Rows {
+				for ; i+12 <= full; i += 12 {
+					gemm12x32z(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
+				}
+			}
 			for ; i < full; i += 6 {
 				if step == 2 {
 					gemm6x32z(&a[i*d], d, wp, d, &dst[i*k+p*16], k)
@@ -88,6 +93,9 @@ func linear(dst, a []float32, n int, m *matrix, b []float32, acc bool, workers i
 // useAVX512 selects the AVX-512 kernel where the CPU has it (a variable so
 // tests and benchmarks can compare both kernels).
 var useAVX512 = hasAVX512
+
+// use12Rows lets the AVX-512 path take 12-row blocks (gemm12x32z).
+var use12Rows = true
 
 // linearGo is the portable kernel over transposed weights wT [k][d]:
 // 2 input rows x 2 weight rows per step.

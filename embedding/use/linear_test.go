@@ -10,13 +10,14 @@ import (
 // float64 reference, for row counts that exercise the 3-row blocks and the
 // leftover rows, with and without accumulation.
 func TestLinearKernels(t *testing.T) {
-	for _, z := range []bool{false, true} {
-		if z && !hasAVX512 {
+	for _, kern := range []string{"avx2", "avx512-6rows", "avx512"} {
+		if kern != "avx2" && !hasAVX512 {
 			continue
 		}
-		t.Run(map[bool]string{false: "avx2", true: "avx512"}[z], func(t *testing.T) {
-			defer func(old bool) { useAVX512 = old }(useAVX512)
-			useAVX512 = z
+		t.Run(kern, func(t *testing.T) {
+			defer func(z, r bool) { useAVX512, use12Rows = z, r }(useAVX512, use12Rows)
+			useAVX512 = kern != "avx2"
+			use12Rows = kern == "avx512"
 			testLinearKernels(t)
 		})
 	}
@@ -24,7 +25,7 @@ func TestLinearKernels(t *testing.T) {
 
 func testLinearKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 2, 3, 4, 5, 7, 31} {
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 13, 24, 31} {
 		for _, dk := range [][2]int{{8, 16}, {256, 12}, {256, 48}, {512, 192}, {1536, 32}, {7, 3}} {
 			d, k := dk[0], dk[1]
 			a := randVec(r, n*d)
@@ -86,13 +87,14 @@ func BenchmarkLinear(b *testing.B) {
 	a, bias := randVec(r, n*d), randVec(r, k)
 	m := newMatrix(randHalves(r, d*k), d, k)
 	dst := make([]float32, n*k)
-	for _, z := range []bool{false, true} {
-		if z && !hasAVX512 {
+	for _, kern := range []string{"avx2", "avx512-6rows", "avx512"} {
+		if kern != "avx2" && !hasAVX512 {
 			continue
 		}
-		b.Run(map[bool]string{false: "avx2", true: "avx512"}[z], func(b *testing.B) {
-			defer func(old bool) { useAVX512 = old }(useAVX512)
-			useAVX512 = z
+		b.Run(kern, func(b *testing.B) {
+			defer func(z, r bool) { useAVX512, use12Rows = z, r }(useAVX512, use12Rows)
+			useAVX512 = kern != "avx2"
+			use12Rows = kern == "avx512"
 			cpu0 := cpuTime()
 			for b.Loop() {
 				linear(dst, a, n, &m, bias, false, 1)
