@@ -46,7 +46,8 @@ func TestConformanceOverlay(t *testing.T) {
 // TestConformanceOverlaySeeded runs the suite over an overlay whose reads
 // fall through to a seeded host directory.
 func TestConformanceOverlaySeeded(t *testing.T) {
-	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), Overlay) }, semfstest.Seed(seedFS(Overlay)))
+	// Two concurrent writers: the eight-writer case runs in TestConformanceOverlay.
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return open(t, t.TempDir(), Overlay) }, semfstest.Seed(seedFS(Overlay)), semfstest.Writers(2))
 }
 
 // TestConformanceRootOnly runs the suite with the openat2 fast path off.
@@ -56,5 +57,6 @@ func TestConformanceRootOnly(t *testing.T) {
 		noFastPath(f, true)
 		return f
 	}
-	semfstest.Run(t, func(t *testing.T) semfs.FS { return openMode(t, t.TempDir(), rootOnly) }, semfstest.Seed(seed))
+	// Two concurrent writers: the eight-writer case runs in TestConformanceReadWrite.
+	semfstest.Run(t, func(t *testing.T) semfs.FS { return openMode(t, t.TempDir(), rootOnly) }, semfstest.Seed(seed), semfstest.Writers(2))
 }
