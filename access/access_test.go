@@ -586,3 +586,44 @@ func TestPolicyJSON(t *testing.T) {
 		t.Error("an unknown access decoded")
 	}
 }
+
+func TestRenameRefusedWhenAFencedFileLinksToIt(t *testing.T) {
+	inner := newTagged(map[string]string{
+		"/work/a.md":       "a",
+		"/work/c.md":       "c",
+		"/work/free.md":    "f",
+		"/work/linker.md":  "l",
+		"/work/secret.md":  "s",
+		"/corpus/guide.md": "g",
+	})
+	link := func(p string, to ...string) {
+		if err := inner.SetTags(ctx, p, semfs.Tags{Links: to, Groups: inner.tags[p].Groups}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("/corpus/guide.md", "/work/a.md")
+	link("/work/linker.md", "/work/free.md")
+	inner.hide("/work/secret.md", "billing")
+	link("/work/secret.md", "/work/c.md")
+	var _ access.BacklinksFS = inner
+	f := access.New(inner, access.Policy{Rules: []access.Rule{{Path: "/corpus", Access: access.Read}}})
+	agent := principalCtx("support")
+
+	pe := wantErr(t, f.Rename(agent, "/work/a.md", "/work/b.md"), semfs.ErrPermission, "/work/a.md")
+	if !strings.Contains(pe.Error(), "/corpus/guide.md") {
+		t.Errorf("refusal %q should name the readable linking file", pe)
+	}
+	pe = wantErr(t, f.Rename(agent, "/work/c.md", "/work/d.md"), semfs.ErrPermission, "/work/c.md")
+	if strings.Contains(pe.Error(), "secret") {
+		t.Errorf("refusal %q names a hidden file", pe)
+	}
+	for _, p := range []string{"/work/a.md", "/work/c.md"} {
+		if ok, _ := semfs.Exists(ctx, inner, p); !ok {
+			t.Errorf("%s moved despite the refusal", p)
+		}
+	}
+	// A link held by a writable file does not stop the move.
+	if err := f.Rename(agent, "/work/free.md", "/work/free2.md"); err != nil {
+		t.Fatalf("rename linked from a writable file: %v", err)
+	}
+}

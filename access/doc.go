@@ -32,7 +32,10 @@
 //     grant) for a grant like "/**/*.locked.md" under a refusing default.
 //   - Writing, creating, removing, tagging need Write; a rename needs Write
 //     at the source and the destination, and a directory moves only if
-//     every path below it may be written at both places.
+//     every path below it may be written at both places. When the wrapped
+//     tree rewrites links on a move and says who links where
+//     ([BacklinksFS]), a rename is also refused whole if a file holding a
+//     link to the moved path may not be written (or is hidden).
 //   - A recursive remove that would reach a path without Write (or a hidden
 //     file) is refused whole, before anything is removed.
 //   - TotalSize reports the whole tree: hiding a subtree must not buy room

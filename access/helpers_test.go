@@ -172,3 +172,20 @@ func (t *tagged) GrepCandidates(ctx context.Context, root, pattern string, opts 
 	}
 	return out, true, nil
 }
+
+// Backlinks returns the files whose links point at name or below it.
+func (t *tagged) Backlinks(ctx context.Context, name string) ([]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for p, tags := range t.tags {
+		for _, l := range tags.Links {
+			if semfs.HasPrefix(l, name) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

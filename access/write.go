@@ -353,5 +353,47 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 			}
 		}
 	}
+	if err := f.checkBacklinks(ctx, v, o); err != nil {
+		return err
+	}
 	return semfs.Rename(ctx, f.inner, o, n)
+}
+
+// BacklinksFS is implemented by metadata layers that rewrite links when a
+// file moves (semfs.Tags.Links). Backlinks returns the files whose links
+// point at name or below it. With it, the access layer refuses a rename
+// whole if a file holding such a link may not be written by the principal
+// (or is hidden from it), the way a recursive remove is refused: moving a
+// file must not rewrite the metadata of a file the mover was not granted.
+type BacklinksFS interface {
+	semfs.FS
+	Backlinks(ctx context.Context, name string) ([]string, error)
+}
+
+// checkBacklinks refuses a move of o if a file linking to it is fenced.
+func (f *FS) checkBacklinks(ctx context.Context, v *view, o string) error {
+	b, ok := f.inner.(BacklinksFS)
+	if !ok {
+		return nil
+	}
+	holders, err := b.Backlinks(ctx, o)
+	if err != nil {
+		return semfs.RewritePath(err, "rename", o)
+	}
+	for _, h := range holders {
+		if a, _ := f.pol.access(h); a != Write {
+			detail := "a file you may not change links to it; nothing was changed"
+			if a == Read && v.visibleOrFalse(h, false) {
+				detail = h + " links to it and is read-only by the access policy; nothing was changed"
+			}
+			return semfs.PathErr("rename", o, semfs.ErrPermission, detail)
+		}
+		if ok, err := v.visible(h, false); err != nil || !ok {
+			if err != nil {
+				return semfs.RewritePath(err, "rename", o)
+			}
+			return semfs.PathErr("rename", o, semfs.ErrPermission, "a file you may not change links to it; nothing was changed")
+		}
+	}
+	return nil
 }
