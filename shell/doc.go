@@ -19,20 +19,38 @@
 //
 // # Builtins
 //
-// ls cat grep find head tail wc sort uniq cut tr xargs tree stat du echo
-// printf basename dirname true false test [ cd pwd, plus search (content
-// search through [semfs.SearchFS]), query (tag query through
+// ls cat grep find head tail wc sort uniq cut tr xargs tree stat du mkdir
+// echo printf basename dirname true false test [ cd pwd help, plus search
+// (content search through [semfs.SearchFS]), query (tag query through
 // [semfs.QueryFS]) and tag ([semfs.SetTags]). For the flags they support,
-// their output and exit status match GNU coreutils, findutils and grep byte
-// for byte; a differential test runs a table of commands both ways. Known
-// differences are listed in each builtin's file.
+// their output and exit status match GNU coreutils, findutils, grep and
+// tree 2.x byte for byte; a differential test runs a table of 365 commands
+// both ways. Known differences are listed in each builtin's file. "help"
+// lists the commands and "COMMAND --help" the options a builtin supports;
+// an unknown option's message lists them too.
+//
+// # Errors for agents
+//
+// Messages follow GNU's wording and add what an agent needs to fix the
+// command: a missing path gets the visible paths with the same or a close
+// name ("cat: guide.md: No such file or directory (did you mean
+// ./docs/guide.md?)"), an unknown command the closest builtin, a directory
+// where a file was expected the command to use instead. Suggestions come
+// from what the session can see, never from hidden paths.
+//
+// # Writes
+//
+// Redirections (> and >>) and mkdir write through [semfs.WriteFile] and
+// [semfs.Mkdir]; on a tree without writers, or with Options.ReadOnly, they
+// fail with "Read-only file system" (EROFS). A session with a View sees its
+// own writes at once; writes by others appear in views of a newer Tree.
 //
 // # Limits
 //
 // [Limits] caps a run's output size, run time and loop iterations; a
 // runaway script is stopped with a message on stderr and exit status 124.
 // Process substitution, background jobs and coprocesses are refused before
-// the script starts (exit status 2).
+// the script starts (exit status 2), and so is eval'd text holding them.
 //
 // # Indexed grep
 //
