@@ -188,10 +188,17 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	// so writers do not wait for the copy.
 	view := shareChunks(n.data)
 	f.mu.RUnlock()
+	if testHookUnlockedRead != nil {
+		testHookUnlockedRead()
+	}
 	buf := make([]byte, size)
 	view.readAt(buf, 0)
 	return buf, nil
 }
+
+// testHookUnlockedRead, when set by a test, runs in ReadFile between
+// releasing the lock and copying a large file out.
+var testHookUnlockedRead func()
 
 // readUnderLock is the size up to which ReadFile copies under the read lock;
 // larger files are copied after it is released (see shareChunks).
