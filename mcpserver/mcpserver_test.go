@@ -18,6 +18,7 @@ import (
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/memfs"
 	"github.com/semfs/semfs/meta"
+	"github.com/semfs/semfs/ops"
 )
 
 // tree builds a real stack: memfs under the metadata layer (SQLite index,
@@ -133,7 +134,7 @@ func TestToolsListedAndReadOnlyHidesWriters(t *testing.T) {
 		}
 	}
 	cs := connect(t, fsys, Options{Principal: semfs.Principal{ID: "a"}, ReadOnly: true})
-	var sh ShellOut
+	var sh ops.ShellOut
 	call(t, cs, "shell", map[string]any{"script": "echo x > /notes/new.md"}, &sh)
 	if sh.ExitCode == 0 || !strings.Contains(strings.ToLower(sh.Stderr), "read-only") {
 		t.Fatalf("read-only shell redirection: %+v", sh)
@@ -143,54 +144,54 @@ func TestToolsListedAndReadOnlyHidesWriters(t *testing.T) {
 func TestEveryTool(t *testing.T) {
 	cs := connect(t, tree(t), Options{Principal: semfs.Principal{ID: "agent", App: "agent-1"}})
 
-	var rd ReadOut
+	var rd ops.ReadOut
 	if e := call(t, cs, "read_file", map[string]any{"path": "/notes/auth.md", "offset": 3, "limit": 1}, &rd); e != "" {
 		t.Fatal(e)
 	}
 	if rd.Content != "Login fails when the token expires.\n" || rd.StartLine != 3 || rd.EndLine != 3 || rd.TotalLines != 4 {
 		t.Fatalf("read_file range = %+v", rd)
 	}
-	var ls ListOut
+	var ls ops.ListOut
 	call(t, cs, "list", map[string]any{"path": "/notes"}, &ls)
 	if len(ls.Entries) != 2 || ls.Entries[0].Name != "auth.md" || ls.Entries[0].Type != "file" {
 		t.Fatalf("list = %+v", ls)
 	}
-	var g PathsOut
+	var g ops.PathsOut
 	call(t, cs, "glob", map[string]any{"pattern": "**/*.md"}, &g)
 	if !slices.Equal(g.Paths, []string{"/notes/auth.md", "/notes/deploy.md"}) {
 		t.Fatalf("glob = %v (the billing file is hidden from this session)", g.Paths)
 	}
-	var gr GrepOut
+	var gr ops.GrepOut
 	call(t, cs, "grep", map[string]any{"pattern": "token", "path": "/", "ignore_case": true}, &gr)
 	if len(gr.Matches) != 2 || gr.Matches[0].Path != "/notes/auth.md" || gr.Matches[0].Line != 3 {
 		t.Fatalf("grep = %+v", gr)
 	}
-	var fd PathsOut
+	var fd ops.PathsOut
 	call(t, cs, "find", map[string]any{"path": "/", "name": "*.go", "type": "f"}, &fd)
 	if !slices.Equal(fd.Paths, []string{"/src/main.go"}) {
 		t.Fatalf("find = %v", fd.Paths)
 	}
-	var st StatOut
+	var st ops.StatOut
 	call(t, cs, "stat", map[string]any{"path": "/notes/auth.md"}, &st)
 	if st.Meta == nil || st.Meta.Task != "fix the auth bug" || st.Meta.CreatedBy != "setup" {
 		t.Fatalf("stat = %+v", st)
 	}
-	var q QueryOut
+	var q ops.QueryOut
 	call(t, cs, "query", map[string]any{"text": "auth"}, &q)
 	if len(q.Results) == 0 || q.Results[0].Path != "/notes/auth.md" {
 		t.Fatalf("query = %+v", q)
 	}
-	var se SearchOut
+	var se ops.SearchOut
 	call(t, cs, "search", map[string]any{"query": "pipeline"}, &se)
 	if len(se.Hits) == 0 || se.Hits[0].Path != "/notes/deploy.md" {
 		t.Fatalf("search = %+v", se)
 	}
-	var rel RelatedOut
+	var rel ops.RelatedOut
 	if e := call(t, cs, "related", map[string]any{"path": "/notes/auth.md"}, &rel); e != "" {
 		t.Fatalf("related: %s", e)
 	}
 
-	var w WriteOut
+	var w ops.WriteOut
 	if e := call(t, cs, "write_file", map[string]any{"path": "/work/plan.md", "content": "step one\nstep two\n"}, &w); e != "" {
 		t.Fatal(e)
 	}
@@ -206,7 +207,7 @@ func TestEveryTool(t *testing.T) {
 	if rd.Content != "step one\nstep 2\n" {
 		t.Fatalf("after edit: %q", rd.Content)
 	}
-	var ok OKOut
+	var ok ops.OKOut
 	call(t, cs, "tag", map[string]any{"path": "/work/plan.md", "task": "release", "related_apps": []string{"ci"}}, &ok)
 	call(t, cs, "stat", map[string]any{"path": "/work/plan.md"}, &st)
 	if st.Meta.Task != "release" || !slices.Equal(st.Meta.RelatedApps, []string{"ci"}) {
@@ -221,7 +222,7 @@ func TestEveryTool(t *testing.T) {
 		t.Fatalf("remove of a non-empty dir: %q", e)
 	}
 	call(t, cs, "remove", map[string]any{"path": "/work", "recursive": true}, &ok)
-	var sh ShellOut
+	var sh ops.ShellOut
 	call(t, cs, "shell", map[string]any{"script": "ls / | wc -l; cat /nope"}, &sh)
 	if sh.Stdout != "2\n" || sh.ExitCode != 1 || !strings.Contains(sh.Stderr, "No such file") {
 		t.Fatalf("shell = %+v", sh)
@@ -253,20 +254,20 @@ func TestErrorsAreToolErrorsAndHideNothing(t *testing.T) {
 		}
 	}
 	// Nothing the session may not see leaks through search, query, grep or shell.
-	var se SearchOut
+	var se ops.SearchOut
 	call(t, cs, "search", map[string]any{"query": "stripe invoices"}, &se)
-	var q QueryOut
+	var q ops.QueryOut
 	call(t, cs, "query", map[string]any{"text": "invoices"}, &q)
-	var gr GrepOut
+	var gr ops.GrepOut
 	call(t, cs, "grep", map[string]any{"pattern": "Stripe"}, &gr)
-	var sh ShellOut
+	var sh ops.ShellOut
 	call(t, cs, "shell", map[string]any{"script": "ls -R /; grep -r Stripe /"}, &sh)
 	if len(se.Hits)+len(q.Results)+len(gr.Matches) != 0 || strings.Contains(sh.Stdout+sh.Stderr, "secret") {
 		t.Fatalf("hidden file leaked: search %v query %v grep %v shell %q", se.Hits, q.Results, gr.Matches, sh.Stdout)
 	}
 	// The billing group sees it.
 	bill := connect(t, tree(t), Options{Principal: semfs.Principal{ID: "b", Groups: []string{"billing"}}})
-	var rd ReadOut
+	var rd ops.ReadOut
 	if e := call(t, bill, "read_file", map[string]any{"path": "/billing/secret.md"}, &rd); e != "" || !strings.Contains(rd.Content, "Stripe") {
 		t.Fatalf("billing session: %q %+v", e, rd)
 	}
