@@ -28,6 +28,8 @@ func cmdMkdir(c *call) int {
 		switch {
 		case c.s.opts.ReadOnly:
 			err = semfs.ErrReadOnly
+		case c.s.nav.hidden(p):
+			err = semfs.ErrPermission
 		case o.has("p"):
 			if info, serr := c.s.nav.stat(c.ctx, p); serr == nil && info.IsDir() {
 				continue

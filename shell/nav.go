@@ -40,6 +40,7 @@ func (n fsNav) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 }
 
 func (fsNav) added(context.Context, string) {}
+func (fsNav) hidden(string) bool             { return false }
 
 // viewNav answers from a View, plus an overlay of the paths this session
 // wrote since the View's tree was built.
@@ -97,6 +98,21 @@ func (n *viewNav) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out, nil
+}
+
+func (n *viewNav) hidden(p string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for q := p; ; q = semfs.Dir(q) {
+		if _, ok := n.overlay[q]; !ok {
+			if i, ok := n.v.t.index[q]; ok && !n.v.vis.has(i) {
+				return true
+			}
+		}
+		if q == "/" {
+			return false
+		}
+	}
 }
 
 // added records p and the parents the write created.

@@ -101,6 +101,9 @@ type nav interface {
 	readDir(ctx context.Context, p string) ([]fs.FileInfo, error)
 	// added records a path the session wrote.
 	added(ctx context.Context, p string)
+	// hidden reports whether p or one of its ancestors exists but is
+	// hidden from the session: writes there are refused.
+	hidden(p string) bool
 }
 
 // New opens a session over fsys.
@@ -550,6 +553,9 @@ func bareErr(err error) error {
 func (s *Session) writeFile(ctx context.Context, p string, data []byte) error {
 	if s.opts.ReadOnly {
 		return semfs.PathErr("write", p, semfs.ErrReadOnly, "this session is read-only")
+	}
+	if s.nav.hidden(p) {
+		return semfs.PathErr("write", p, semfs.ErrPermission, "")
 	}
 	if err := semfs.WriteFile(ctx, s.fsys, p, data, 0o644); err != nil {
 		return err

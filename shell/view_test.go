@@ -99,11 +99,25 @@ func TestViewPrunesHiddenFilesEverywhere(t *testing.T) {
 		}
 	}
 
+	// Writes cannot reach hidden files or what is below hidden directories.
+	for _, script := range []string{"echo x > /api-reference/payments.mdx", "echo x >> /api-reference/payments.mdx", "mkdir -p /internal/sub", "mkdir /internal"} {
+		if _, stderr, code := run(t, public, script); code == 0 || !strings.Contains(stderr, "Permission denied") {
+			t.Errorf("%q: exit %d, stderr %q", script, code, stderr)
+		}
+	}
+	if data, _ := semfs.ReadFile(context.Background(), fsys, "/api-reference/payments.mdx"); string(data) != "POST /payments billing\n" {
+		t.Fatalf("a hidden file was overwritten: %q", data)
+	}
+	if out, _, code := run(t, public, "echo new > /auth/new.mdx && ls /auth"); code != 0 || out != "api-keys.mdx\nnew.mdx\noauth.mdx\n" {
+		t.Fatalf("a visible write: %q %d", out, code)
+	}
+
 	billing := New(fsys, Options{View: tree.View(semfs.Principal{Groups: []string{"billing"}})})
 	for _, tc := range []struct{ script, want string }{
 		{"ls /", "api-reference\nauth\nempty\ninternal\n"},
 		{"ls /api-reference", "payments.mdx\nusers.mdx\n"},
 		{"grep -rl billing /", "/api-reference/payments.mdx\n/auth/oauth.mdx\n/internal/billing.mdx\n"},
+		{"cat /auth/new.mdx 2>&1", "cat: /auth/new.mdx: No such file or directory\n"}, // a snapshot: others' writes need a new Tree
 		{"cat payments.mdx 2>&1", "cat: payments.mdx: No such file or directory (did you mean ./api-reference/payments.mdx?)\n"},
 	} {
 		out, _, _ := run(t, billing, tc.script)
