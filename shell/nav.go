@@ -40,7 +40,7 @@ func (n fsNav) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 }
 
 func (fsNav) added(context.Context, string) {}
-func (fsNav) hidden(string) bool             { return false }
+func (fsNav) hidden(string) bool            { return false }
 
 // viewNav answers from a View, plus an overlay of the paths this session
 // wrote since the View's tree was built.
