@@ -191,6 +191,8 @@ func (w *Worker) pass(ctx context.Context, st *Stats) error {
 				vecs[i] = v[0]
 			}
 		}
+		var okRows []Pending
+		var okVecs [][]float32
 		for i, r := range rows {
 			if vecs[i] == nil {
 				continue
@@ -200,12 +202,42 @@ func (w *Worker) pass(ctx context.Context, st *Stats) error {
 				w.logger().Warn("embedding: model returned a vector of the wrong size; row skipped", "space", w.Space, "key", r.Key, "got", len(vecs[i]), "want", dims)
 				continue
 			}
-			if err := w.Store.SetEmbedding(ctx, w.Space, r.Key, r.Text, vecs[i]); err != nil {
-				return err
-			}
-			st.Embedded++
+			okRows, okVecs = append(okRows, r), append(okVecs, vecs[i])
+		}
+		n, err := setEmbeddings(ctx, w.Store, w.Space, okRows, okVecs)
+		st.Embedded += n
+		if err != nil {
+			return err
 		}
 	}
+}
+
+// BatchStore is an optional Store capability: SetEmbeddings stores vecs[i]
+// for rows[i], each with SetEmbedding's semantics (ignored if the row's text
+// changed), in one write, for example one transaction. The Worker uses it
+// when the Store has it and falls back to SetEmbedding row by row.
+type BatchStore interface {
+	SetEmbeddings(ctx context.Context, space string, rows []Pending, vecs [][]float32) error
+}
+
+// setEmbeddings stores a batch through BatchStore if s has it, and reports
+// how many rows it stored.
+func setEmbeddings(ctx context.Context, s Store, space string, rows []Pending, vecs [][]float32) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	if b, ok := s.(BatchStore); ok {
+		if err := b.SetEmbeddings(ctx, space, rows, vecs); err != nil {
+			return 0, err
+		}
+		return len(rows), nil
+	}
+	for i, r := range rows {
+		if err := s.SetEmbedding(ctx, space, r.Key, r.Text, vecs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(rows), nil
 }
 
 // EmbedNow embeds one row inline, for the save path, so a new row has a

@@ -59,6 +59,9 @@ func TestDrainBatchesAndReportsProgress(t *testing.T) {
 	if fmt.Sprint(e.calls) != "[25 25 10]" {
 		t.Errorf("Embed call sizes %v, want default batches of 25", e.calls)
 	}
+	if s.Batches != 3 {
+		t.Errorf("%d SetEmbeddings calls, want one per batch", s.Batches)
+	}
 	p := w.Progress()
 	if p.Done != 60 || p.Remaining != 0 || p.LastPass.IsZero() || p.LastError != "" {
 		t.Errorf("progress %+v", p)
@@ -109,40 +112,64 @@ func TestDrainSkipsFailingRowAndRetriesIt(t *testing.T) {
 	}
 }
 
+// rowStore hides the in-memory Store's BatchStore method, so the worker
+// falls back to SetEmbedding row by row.
+type rowStore struct{ embedding.Store }
+
 // A store failure in mid-pass stops the pass; the next pass picks up where
-// the store says work remains, and nothing is embedded twice.
+// the store says work remains. With a BatchStore the failing batch is
+// stored not at all (one transaction); row by row, the rows before the
+// failing one are kept.
 func TestDrainResumesAfterStoreFailure(t *testing.T) {
-	s := embeddingtest.NewStore()
-	fill(s, "content", 40)
-	s.Fail = func(op, _, key string) error {
-		if op == "set" && key == "row023" {
-			return errors.New("disk I/O error")
-		}
-		return nil
-	}
-	e := &countingEmbedder{Embedder: embeddingtest.New()}
-	w := &embedding.Worker{Store: s, Space: "content", Embedder: e, Batch: 8}
-	st, err := w.Drain(ctx)
-	if err == nil || !strings.Contains(err.Error(), "disk I/O error") {
-		t.Fatalf("Drain: %v, want the store error", err)
-	}
-	if st.Embedded != 23 {
-		t.Errorf("embedded %d before the failure, want 23", st.Embedded)
-	}
-	if w.Progress().LastError == "" {
-		t.Error("progress does not show the error")
-	}
-	s.Fail = nil
-	st, err = w.Drain(ctx)
-	if err != nil || st.Embedded != 17 || st.Remaining != 0 {
-		t.Errorf("second pass: %+v, %v; want the other 17", st, err)
-	}
-	total := 0
-	for _, n := range e.calls {
-		total += n
-	}
-	if total != 40+1 { // row023 was embedded twice: its vector was never stored
-		t.Errorf("embedded %d texts in all, want 41", total)
+	for _, c := range []struct {
+		name                  string
+		batch                 bool
+		first, second, embeds int
+	}{
+		{"batch store", true, 16, 24, 40 + 8}, // the batch of row016..row023 is embedded twice
+		{"row by row", false, 23, 17, 40 + 1}, // only row023 is embedded twice
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := embeddingtest.NewStore()
+			fill(s, "content", 40)
+			s.Fail = func(op, _, key string) error {
+				if op == "set" && key == "row023" {
+					return errors.New("disk I/O error")
+				}
+				return nil
+			}
+			var store embedding.Store = s
+			if !c.batch {
+				store = rowStore{s}
+			}
+			e := &countingEmbedder{Embedder: embeddingtest.New()}
+			w := &embedding.Worker{Store: store, Space: "content", Embedder: e, Batch: 8}
+			st, err := w.Drain(ctx)
+			if err == nil || !strings.Contains(err.Error(), "disk I/O error") {
+				t.Fatalf("Drain: %v, want the store error", err)
+			}
+			if st.Embedded != c.first {
+				t.Errorf("embedded %d before the failure, want %d", st.Embedded, c.first)
+			}
+			if w.Progress().LastError == "" {
+				t.Error("progress does not show the error")
+			}
+			s.Fail = nil
+			st, err = w.Drain(ctx)
+			if err != nil || st.Embedded != c.second || st.Remaining != 0 {
+				t.Errorf("second pass: %+v, %v; want the other %d", st, err, c.second)
+			}
+			total := 0
+			for _, n := range e.calls {
+				total += n
+			}
+			if total != c.embeds {
+				t.Errorf("embedded %d texts in all, want %d", total, c.embeds)
+			}
+			if wantBatches := 0; !c.batch && s.Batches != wantBatches {
+				t.Errorf("row-by-row store got %d batch calls", s.Batches)
+			}
+		})
 	}
 }
 

@@ -20,6 +20,9 @@ type Store struct {
 	// changes.
 	Fail func(op, space, key string) error
 
+	// Batches counts SetEmbeddings calls (read it when no call is running).
+	Batches int
+
 	mu     sync.Mutex
 	spaces map[string]map[string]*row
 }
@@ -30,7 +33,10 @@ type row struct {
 	fresh bool
 }
 
-var _ embedding.Store = (*Store)(nil)
+var (
+	_ embedding.Store      = (*Store)(nil)
+	_ embedding.BatchStore = (*Store)(nil)
+)
 
 // NewStore returns an empty Store.
 func NewStore() *Store { return &Store{spaces: map[string]map[string]*row{}} }
@@ -147,6 +153,28 @@ func (s *Store) SetEmbedding(ctx context.Context, space, key, text string, vec [
 		return nil
 	}
 	r.vec, r.fresh = slices.Clone(vec), true
+	return nil
+}
+
+// SetEmbeddings implements embedding.BatchStore: all or nothing, like the
+// one transaction of a database store.
+func (s *Store) SetEmbeddings(ctx context.Context, space string, rows []embedding.Pending, vecs [][]float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := s.fail("set", space, r.Key); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Batches++
+	for i, p := range rows {
+		if r, ok := s.space(space)[p.Key]; ok && r.text == p.Text {
+			r.vec, r.fresh = slices.Clone(vecs[i]), true
+		}
+	}
 	return nil
 }
 

@@ -22,8 +22,9 @@ type Harness struct {
 
 // TestStore checks that an embedding.Store has the semantics the engine
 // relies on: paging by key, counting, ignoring vectors for changed text,
-// wiping one space only, iteration with error propagation, and a full
-// marker reset plus drain through EnsureModel and Worker. Index stores run
+// wiping one space only, iteration with error propagation, the batch form
+// if the store is an embedding.BatchStore, and a full marker reset plus
+// drain through EnsureModel and Worker. Index stores run
 // it from their tests with a fresh store per call of open:
 //
 //	embeddingtest.TestStore(t, func(t *testing.T) embeddingtest.Harness { ... })
@@ -99,6 +100,24 @@ func TestStore(t *testing.T, open func(t *testing.T) Harness) {
 			t.Errorf("count %d after changing a's text, want 2", n)
 		}
 	})
+
+	if _, ok := open(t).Store.(embedding.BatchStore); ok {
+		t.Run("batch", func(t *testing.T) {
+			h := open(t)
+			b := h.Store.(embedding.BatchStore)
+			h.Put("tags", "a", "one")
+			h.Put("tags", "b", "two")
+			h.Put("tags", "c", "three")
+			rows := []embedding.Pending{{Key: "a", Text: "one"}, {Key: "b", Text: "two (old)"}, {Key: "gone", Text: "x"}}
+			if err := b.SetEmbeddings(ctx, "tags", rows, [][]float32{vec(0.1), vec(0.2), vec(0.3)}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := h.Store.NeedingEmbedding(ctx, "tags", "", 10)
+			if fmt.Sprint(keys(got)) != "[b c]" {
+				t.Errorf("after a batch storing a (b's text differs, gone is absent): needing %v, want [b c]", keys(got))
+			}
+		})
+	}
 
 	t.Run("wipe and vectors", func(t *testing.T) {
 		h := open(t)
