@@ -260,3 +260,36 @@ func TestTreeEncodeLoad(t *testing.T) {
 		t.Fatal("a truncated tree loaded")
 	}
 }
+
+func TestConcurrentSessionsShareATree(t *testing.T) {
+	fsys := docsTree(t)
+	tree, err := NewTree(context.Background(), fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[bool]string{false: "/auth/oauth.mdx\n", true: "/api-reference/payments.mdx\n/auth/oauth.mdx\n/internal/billing.mdx\n"}
+	errs := make(chan string, 8)
+	for i := range 8 {
+		billing := i%2 == 0
+		go func() {
+			var groups []string
+			if billing {
+				groups = []string{"billing"}
+			}
+			s := New(fsys, Options{View: tree.View(semfs.Principal{Groups: groups})})
+			for range 20 {
+				out, _, _ := run(t, s, "grep -rl billing / | sort")
+				if out != want[billing] {
+					errs <- out
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Fatalf("a concurrent session saw %q", e)
+		}
+	}
+}
