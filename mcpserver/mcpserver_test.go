@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,50 +12,14 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
-	"github.com/semfs/semfs/embedding"
-	"github.com/semfs/semfs/embedding/embeddingtest"
-	"github.com/semfs/semfs/index/sqlite"
-	"github.com/semfs/semfs/memfs"
-	"github.com/semfs/semfs/meta"
+	"github.com/semfs/semfs/internal/testtree"
 	"github.com/semfs/semfs/ops"
 )
 
-// tree builds a real stack: memfs under the metadata layer (SQLite index,
-// test embedder) under the access layer, with one file visible only to the
-// billing group.
+// tree is the shared test stack under an access layer that makes /src
+// read-only.
 func tree(t *testing.T) semfs.FS {
-	t.Helper()
-	ctx := context.Background()
-	ix, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	e := embeddingtest.New()
-	m, err := meta.New(memfs.New(), ix, meta.Options{Spaces: embedding.Spaces{Tags: e, Content: e}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	admin := semfs.WithPrincipal(ctx, semfs.Principal{ID: "host", App: "setup", Admin: true})
-	files := map[string]string{
-		"/notes/auth.md":     "# Auth bug\n\nLogin fails when the token expires.\nTODO: refresh tokens.\n",
-		"/notes/deploy.md":   "# Deploy\n\nRun the pipeline.\n",
-		"/billing/secret.md": "# Invoices\n\nStripe keys rotate monthly.\n",
-		"/src/main.go":       "package main\n\nfunc main() {}\n",
-	}
-	for p, c := range files {
-		if err := semfs.WriteFile(admin, m, p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m.SetTags(admin, "/billing/secret.md", semfs.Tags{Task: "invoices", Groups: []string{"billing"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.SetTags(admin, "/notes/auth.md", semfs.Tags{Task: "fix the auth bug", RelatedApps: []string{"editor"}}); err != nil {
-		t.Fatal(err)
-	}
-	return access.New(m, access.Policy{Default: access.Write, Rules: []access.Rule{{Path: "/src", Access: access.Read}}})
+	return access.New(testtree.New(t), access.Policy{Default: access.Write, Rules: []access.Rule{{Path: "/src", Access: access.Read}}})
 }
 
 func connect(t *testing.T, fsys semfs.FS, opts Options) *mcp.ClientSession {
