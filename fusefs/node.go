@@ -34,6 +34,13 @@ type tree struct {
 	mu   sync.Mutex
 	inos map[string]inoEntry
 	next uint64
+
+	// ns orders name changes against lookups: a lookup's Stat and the
+	// number it then assigns happen under the read lock, renames and
+	// removals (with their table updates) under the write lock, so a
+	// lookup racing a rename cannot attach one file's number to another
+	// file's attributes.
+	ns sync.RWMutex
 }
 
 type inoEntry struct {
@@ -206,6 +213,8 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, errno
 	}
 	ctx = n.t.ctx(ctx)
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
 	info, err := n.t.fsys.Stat(ctx, p)
 	if err != nil {
 		return nil, n.t.errno(err)
@@ -287,6 +296,8 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if !ok {
 		return nil, syscall.ENOENT
 	}
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
 	entries, err := n.t.fsys.ReadDir(n.t.ctx(ctx), p)
 	if err != nil {
 		return nil, n.t.errno(err)
@@ -334,6 +345,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno
 	}
 	ctx = n.t.ctx(ctx)
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
 	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)|os.O_CREATE, fs.FileMode(mode&0o777))
 	if err != nil {
 		return nil, nil, 0, n.t.errno(err)
@@ -352,6 +365,8 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	ctx = n.t.ctx(ctx)
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
 	if err := semfs.Mkdir(ctx, n.t.fsys, p, fs.FileMode(mode&0o777)); err != nil {
 		return nil, n.t.errno(err)
 	}
@@ -368,6 +383,8 @@ func (n *node) remove(ctx context.Context, name string, wantDir bool) syscall.Er
 		return errno
 	}
 	ctx = n.t.ctx(ctx)
+	n.t.ns.Lock()
+	defer n.t.ns.Unlock()
 	info, err := n.t.fsys.Stat(ctx, p)
 	if err != nil {
 		return n.t.errno(err)
@@ -415,6 +432,8 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	if flags&renameExchange != 0 {
 		return syscall.EINVAL
 	}
+	n.t.ns.Lock()
+	defer n.t.ns.Unlock()
 	if flags&renameNoReplace != 0 {
 		if _, err := n.t.fsys.Stat(ctx, newp); err == nil {
 			return syscall.EEXIST
