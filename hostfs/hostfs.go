@@ -340,13 +340,11 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	return f.hostReadDir("readdir", p)
 }
 
+// hostReadDir lists p on the host. A directory opened through os.Root
+// reads each entry's FileInfo with fstatat on the directory's descriptor as
+// it lists, so the entries' Info never touches the host by path.
 func (f *FS) hostReadDir(op, p string) ([]fs.DirEntry, error) {
-	dir, err := f.root.OpenRoot(rel(p))
-	if err != nil {
-		return nil, mapErr(op, p, err)
-	}
-	defer dir.Close()
-	d, err := dir.Open(".")
+	d, err := f.root.Open(rel(p))
 	if err != nil {
 		return nil, mapErr(op, p, err)
 	}
@@ -365,7 +363,7 @@ func (f *FS) hostReadDir(op, p string) ([]fs.DirEntry, error) {
 		var info fs.FileInfo
 		switch t := e.Type(); {
 		case t.IsDir() || t.IsRegular():
-			info, err = dir.Lstat(e.Name())
+			info, err = e.Info()
 			if err != nil {
 				continue // removed while we listed
 			}
@@ -426,7 +424,7 @@ func (f *FS) dirsAbove(p string) map[devIno]bool {
 func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var files []string
-		err := f.walk(ctx, "files", root, func(p string, info fs.FileInfo) {
+		err := f.walk(ctx, "files", root, false, func(p string, _ fs.FileInfo) {
 			files = append(files, p)
 		})
 		if err != nil {
@@ -445,12 +443,13 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 // TotalSize returns the bytes in all visible regular files.
 func (f *FS) TotalSize(ctx context.Context) (int64, error) {
 	var total int64
-	err := f.walk(ctx, "size", "/", func(_ string, info fs.FileInfo) { total += info.Size() })
+	err := f.walk(ctx, "size", "/", true, func(_ string, info fs.FileInfo) { total += info.Size() })
 	return total, err
 }
 
-// walk calls fn for every regular file at or below name.
-func (f *FS) walk(ctx context.Context, op, name string, fn func(p string, info fs.FileInfo)) error {
+// walk calls fn for every regular file at or below name; info is nil
+// unless needInfo.
+func (f *FS) walk(ctx context.Context, op, name string, needInfo bool, fn func(p string, info fs.FileInfo)) error {
 	p, err := f.check(op, name)
 	if err != nil {
 		return err
@@ -468,7 +467,12 @@ func (f *FS) walk(ctx context.Context, op, name string, fn func(p string, info f
 		if err := ctx.Err(); err != nil {
 			return semfs.PathErr(op, dir, err, "")
 		}
-		ents, err := f.ReadDir(ctx, dir)
+		var ents []fs.DirEntry
+		if f.ov != nil {
+			ents, err = f.ReadDir(ctx, dir)
+		} else {
+			ents, err = f.hostReadDir(op, dir)
+		}
 		if err != nil {
 			return semfs.RewritePath(err, op, dir)
 		}
@@ -483,9 +487,14 @@ func (f *FS) walk(ctx context.Context, op, name string, fn func(p string, info f
 				// simply no longer part of the answer.
 				continue
 			}
-			info, err := e.Info()
-			if err != nil {
-				return mapErr(op, child, err)
+			var info fs.FileInfo
+			if needInfo {
+				if info, err = e.Info(); err != nil {
+					if errors.Is(err, semfs.ErrNotExist) {
+						continue // removed while we walk
+					}
+					return mapErr(op, child, err)
+				}
 			}
 			fn(child, info)
 		}
