@@ -70,6 +70,11 @@ type Main struct {
 	Config Config
 	// Logger receives the daemon's log; nil means slog.Default().
 	Logger *slog.Logger
+	// Tree, if set, is served instead of the tree built from Config (the
+	// metadata layer over Config.Data with the index at Config.Index):
+	// models, index and drain workers are then not started. For hosts
+	// that assemble their own layer stack, and for tests of the socket.
+	Tree semfs.FS
 
 	log     *slog.Logger
 	apps    *Apps
@@ -113,11 +118,15 @@ func (m *Main) Start(ctx context.Context) error {
 	if cfg.Mode == ModeMount && cfg.DropCaps && os.Geteuid() == 0 && os.Getenv(fuseFDEnv) == "" {
 		return m.mountAndDropPrivileges()
 	}
-	st, err := openStack(ctx, cfg, m.log)
-	if err != nil {
-		return err
+	if m.Tree != nil {
+		m.fsys = m.Tree
+	} else {
+		st, err := openStack(ctx, cfg, m.log)
+		if err != nil {
+			return err
+		}
+		m.stack, m.fsys = st, st.fsys
 	}
-	m.stack, m.fsys = st, st.fsys
 
 	if cfg.Mode == ModeMount {
 		if err := m.mount(); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/daemon"
+	"github.com/semfs/semfs/memfs"
 	"github.com/semfs/semfs/semfstest"
 	"github.com/semfs/semfs/wire"
 )
@@ -108,10 +109,19 @@ func headlessAt(t testing.TB, dir string) (string, *daemon.Main) {
 // directory (the daemon serves what is there), which keeps the
 // thousand-file cases fast.
 func TestClientConformance(t *testing.T) {
-	sock, d := headless(t)
+	// The socket and the client are under test here, not the metadata
+	// layer or a disk (their owners test them, and the other tests here
+	// run the full stack): the daemon serves a memfs tree.
+	tree := memfs.New()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	d := &daemon.Main{Config: daemon.Config{Mode: daemon.ModeHeadless, Socket: sock}, Tree: tree, Logger: slog.New(slog.DiscardHandler)}
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
 	c := client.New(sock)
 	t.Cleanup(func() { c.Close() })
-	data := d.Config.Data
+	ctx := context.Background()
 	n := 0
 	fresh := func() string {
 		n++
@@ -119,24 +129,23 @@ func TestClientConformance(t *testing.T) {
 	}
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		dir := fresh()
-		if err := semfs.Mkdir(context.Background(), c.FS(), dir, 0o755); err != nil {
+		if err := semfs.Mkdir(ctx, c.FS(), dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		return subFS{base: c.FS(), dir: dir}
 	}, semfstest.Seed(func(tb semfstest.TB, files map[string][]byte) semfs.FS {
+		// Seeded trees are written in-process, then read over the socket.
 		dir := fresh()
+		if err := semfs.MkdirAll(ctx, tree, dir, 0o755); err != nil {
+			tb.Fatalf("seed: %v", err)
+		}
 		for p, b := range files {
-			host := filepath.Join(data, dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-				tb.Fatalf("seed: %v", err)
-			}
-			if err := os.WriteFile(host, b, 0o644); err != nil {
+			if err := semfs.WriteFile(ctx, tree, dir+p, b, 0o644); err != nil {
 				tb.Fatalf("seed: %v", err)
 			}
 		}
-		os.MkdirAll(filepath.Join(data, dir), 0o755)
 		return subFS{base: c.FS(), dir: dir}
-	}), semfstest.Writers(2)) // every write is indexed durably: keep the race case short
+	}))
 }
 
 func TestSocketPermissions(t *testing.T) {

@@ -368,6 +368,9 @@ func (m *Main) opSnapshot(ctx context.Context, p *peer, args json.RawMessage) (a
 	if a.Out == "" {
 		return nil, badArgs("snapshot", errors.New("out is required"))
 	}
+	if m.stack == nil {
+		return nil, unsupported("snapshot", "backing directory (it serves a tree given in code)")
+	}
 	return m.Snapshot(ctx, a.Out)
 }
 
