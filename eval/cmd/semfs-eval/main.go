@@ -153,11 +153,22 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 	// BM25 path-column weight.
 	fmt.Printf("BM25 path-column weight (body weight 1), all questions:\n\n| path weight | R@10 | MRR |\n|---|---|---|\n")
 	bestPW, bestMRR := sqlite.WeightPath, -1.0
-	for _, pw := range []float64{0, 1, 3, 6} {
+	for _, pw := range []float64{1, 3, 6, 10, 16} {
 		sqlite.WeightPath = pw
-		rs, err := rank()
-		if err != nil {
-			return err
+		rs := make([]eval.Rankings, len(qs))
+		for i, q := range qs {
+			hits, err := ix.SearchChunks(ctx, index.QueryTokens(q.Text), index.Filter{}, 200)
+			if err != nil {
+				return err
+			}
+			seen := map[string]bool{}
+			rs[i] = eval.Rankings{}
+			for _, h := range hits {
+				if !seen[h.Path] {
+					seen[h.Path] = true
+					rs[i]["bm25"] = append(rs[i]["bm25"], h.Path)
+				}
+			}
 		}
 		s := eval.Average("bm25", qs, rs)
 		fmt.Printf("| %g | %.3f | %.3f |\n", pw, s.Recall10, s.MRR)
@@ -189,14 +200,20 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		return q, r
 	}
 	if sweep {
+		// Signals once per training question; fusion is cheap to redo.
+		sigs := make([]meta.Signals, len(train))
+		for i, qi := range train {
+			if sigs[i], err = f.SearchSignals(ctx, qs[qi].Text); err != nil {
+				return err
+			}
+		}
 		tq, tr := subset(train)
 		best, bw := -1.0, [2]float64{}
 		for _, wv := range []float64{0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2} {
 			for _, wt := range []float64{0, 0.1, 0.2, 0.4, 0.8} {
 				meta.WeightVector, meta.WeightTag = wv, wt
 				for i := range tr {
-					sig, _ := f.SearchSignals(ctx, tq[i].Text)
-					tr[i]["fused-sum"] = rankedSum(sig)
+					tr[i]["fused-sum"] = rankedSum(sigs[i])
 				}
 				s := eval.Average("fused-sum", tq, tr)
 				if s.MRR > best {
@@ -206,6 +223,22 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		}
 		meta.WeightVector, meta.WeightTag = bw[0], bw[1]
 		fmt.Printf("fused-sum weights chosen on the %d even questions (BM25 1): vector %g, tag %g (train MRR %.3f)\n\n", len(train), bw[0], bw[1], best)
+		// RRF weights on the same split.
+		bestR, bwR := -1.0, [2]float64{}
+		for _, wv := range []float64{0, 0.25, 0.5, 1} {
+			for _, wt := range []float64{0, 0.25, 0.5, 1} {
+				for i := range tr {
+					tr[i]["fused-rrf"] = index.Ranked(fuseRRF(sigs[i], wv, wt))
+				}
+				s := eval.Average("fused-rrf", tq, tr)
+				if s.MRR > bestR {
+					bestR, bwR = s.MRR, [2]float64{wv, wt}
+				}
+			}
+		}
+		fmt.Printf("fused-rrf weights chosen on the even questions: vector %g, tag %g (train MRR %.3f)\n\n", bwR[0], bwR[1], bestR)
+		rrfW = bwR
+		eval.RRF = func(sig meta.Signals) map[string]float64 { return fuseRRF(sig, rrfW[0], rrfW[1]) }
 		if rs, err = rank(); err != nil {
 			return err
 		}
@@ -258,6 +291,21 @@ func printBuild(st buildStats) {
 	fmt.Printf("| embed %d vectors (tag texts + content chunks) | %.2fs | %.2fs | %.0f/s | %.0f/s |\n", st.vectors,
 		st.embed.Seconds(), st.embedCPU.Seconds(), float64(st.vectors)/st.embed.Seconds(), float64(st.vectors)/st.embedCPU.Seconds())
 	fmt.Printf("| incremental re-index of %d unchanged files | %.2fs | %.2fs | | |\n\n", st.files, st.reconcile2.Seconds(), st.recon2CPU.Seconds())
+}
+
+// rrfW are the RRF weights (vector, tag) the sweep chose; BM25 has 1.
+var rrfW = [2]float64{1, 1}
+
+func fuseRRF(sig meta.Signals, wv, wt float64) map[string]float64 {
+	var l [3][]string
+	for _, c := range sig.BM25 {
+		l[0] = append(l[0], c.Path)
+	}
+	for _, c := range sig.Vector {
+		l[1] = append(l[1], c.Path)
+	}
+	l[2] = sig.TagRanking()
+	return index.RRF(l[:], []float64{1, wv, wt})
 }
 
 func rankedSum(sig meta.Signals) []string { return index.Ranked(meta.Fuse(sig, meta.FusionSum)) }
