@@ -1,8 +1,10 @@
 package hostfs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -130,3 +132,40 @@ func benchStat(b *testing.B, name string, rootOnly bool) {
 func BenchmarkStat(b *testing.B)               { benchStat(b, "f4k", false) }
 func BenchmarkStatDepth4(b *testing.B)         { benchStat(b, "a/b/c/f4k", false) }
 func BenchmarkStatDepth4RootOnly(b *testing.B) { benchStat(b, "a/b/c/f4k", true) }
+
+// BenchmarkFiles lists every regular file below GOROOT/src/net, sorted:
+// filepath.WalkDir + sort vs hostfs Files (which also checks every entry
+// is a valid tree name, hides bookkeeping, resolves links and sorts).
+func BenchmarkFiles(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src", "net")
+	f, err := Open(src, ReadOnly)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var want int
+	pair(b, func() error {
+		var files []string
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return err
+		})
+		slices.Sort(files)
+		want = len(files)
+		return err
+	}, func() error {
+		n := 0
+		for _, err := range f.Files(ctx, "/") {
+			if err != nil {
+				return err
+			}
+			n++
+		}
+		if want != 0 && n != want {
+			b.Fatalf("Files found %d, WalkDir %d", n, want)
+		}
+		return nil
+	})
+}

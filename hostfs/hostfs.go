@@ -337,16 +337,29 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if f.ov != nil {
 		return f.ov.readDir(f, p)
 	}
-	return f.hostReadDir("readdir", p)
+	return f.hostReadDir("readdir", p, true)
 }
 
 // hostReadDir lists p on the host. A directory opened through os.Root
 // reads each entry's FileInfo with fstatat on the directory's descriptor as
-// it lists, so the entries' Info never touches the host by path.
-func (f *FS) hostReadDir(op, p string) ([]fs.DirEntry, error) {
-	d, err := f.root.Open(rel(p))
-	if err != nil {
-		return nil, mapErr(op, p, err)
+// it lists, so the entries' Info never touches the host by path. With infos
+// false (a walk that needs only names and types), the directory is opened
+// with the fast path when it can be and files and directories come back as
+// lazyEntry, whose Info goes through the tree: os.File's own lazy Info
+// would stat by a path name, which for a descriptor opened with openat2 is
+// not a host path.
+func (f *FS) hostReadDir(op, p string, infos bool) ([]fs.DirEntry, error) {
+	var d *os.File
+	if !infos {
+		if fd, ok := f.fast.open(rel(p), syscall.O_RDONLY|syscall.O_DIRECTORY, 0); ok {
+			d = os.NewFile(uintptr(fd), p)
+		}
+	}
+	if d == nil {
+		var err error
+		if d, err = f.root.Open(rel(p)); err != nil {
+			return nil, mapErr(op, p, err)
+		}
 	}
 	ents, err := d.ReadDir(-1)
 	d.Close()
@@ -362,6 +375,9 @@ func (f *FS) hostReadDir(op, p string) ([]fs.DirEntry, error) {
 		}
 		var info fs.FileInfo
 		switch t := e.Type(); {
+		case (t.IsDir() || t.IsRegular()) && !infos:
+			out = append(out, lazyEntry{f: f, path: child, typ: t})
+			continue
 		case t.IsDir() || t.IsRegular():
 			info, err = e.Info()
 			if err != nil {
@@ -388,6 +404,19 @@ func (f *FS) hostReadDir(op, p string) ([]fs.DirEntry, error) {
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
 }
+
+// lazyEntry is a listed file or directory whose FileInfo is read on
+// demand, through the tree.
+type lazyEntry struct {
+	f    *FS
+	path string
+	typ  fs.FileMode
+}
+
+func (e lazyEntry) Name() string               { return semfs.BaseName(e.path) }
+func (e lazyEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e lazyEntry) Type() fs.FileMode          { return e.typ }
+func (e lazyEntry) Info() (fs.FileInfo, error) { return e.f.hostStat("stat", e.path) }
 
 // devIno identifies a host directory.
 type devIno struct{ dev, ino uint64 }
@@ -471,7 +500,7 @@ func (f *FS) walk(ctx context.Context, op, name string, needInfo bool, fn func(p
 		if f.ov != nil {
 			ents, err = f.ReadDir(ctx, dir)
 		} else {
-			ents, err = f.hostReadDir(op, dir)
+			ents, err = f.hostReadDir(op, dir, needInfo)
 		}
 		if err != nil {
 			return semfs.RewritePath(err, op, dir)

@@ -155,7 +155,7 @@ func (o *overlay) readDirLocked(f *FS, op, p string) ([]fs.DirEntry, error) {
 	byName := map[string]fs.DirEntry{}
 	_, created := o.dirs[p]
 	if !created && !o.whitedOut(p) {
-		ents, err := f.hostReadDir(op, p)
+		ents, err := f.hostReadDir(op, p, true)
 		if err != nil {
 			return nil, err
 		}
