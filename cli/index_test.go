@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs"
 )
@@ -110,5 +111,52 @@ func TestIndexCommands(t *testing.T) {
 	}
 	if _, _, code := run(t, "--root", dir, "--index", "postgres://x/y", "query", "a"); code != ExitUsage {
 		t.Fatalf("postgres index: %d", code)
+	}
+}
+
+func TestIndexWatch(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "first.txt"), []byte("alpha"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var errb bytes.Buffer
+	go func() {
+		var out bytes.Buffer
+		done <- Run(ctx, []string{"index", dir, "--watch"}, strings.NewReader(""), &out, &errb)
+	}()
+	// Wait until the first pass indexed first.txt, then add a file.
+	found := func(word, path string) bool {
+		out, _, code := run(t, "--root", dir, "search", word, "--json")
+		return code == 0 && strings.Contains(out, path)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !found("alpha", "/first.txt") {
+		if time.Now().After(deadline) {
+			t.Fatal("first pass did not index first.txt")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "sub", "second.txt"), []byte("walrus tusks"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for !found("walrus", "/sub/second.txt") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch did not index a new file; stderr: %s", errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	os.Remove(filepath.Join(dir, "first.txt"))
+	for found("alpha", "/first.txt") {
+		if time.Now().After(deadline) {
+			t.Fatal("watch did not drop a removed file")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("watch exit %d: %s", code, errb.String())
 	}
 }
