@@ -62,6 +62,14 @@ type Config struct {
 	PartSize uint64
 	// SpoolDir holds write-back spool files (default os.TempDir()).
 	SpoolDir string
+	// MaxRetries bounds how often one request is retried after a network
+	// error or a server error before the operation fails (default: the
+	// client library's, 10, with backoff capped at 1 s). Every request objfs
+	// sends is safe to repeat: reads, and PUTs that replace a whole object.
+	MaxRetries int
+	// ReadRetries is how many times a read whose response body broke
+	// mid-transfer is requested again (default 3; negative: none).
+	ReadRetries int
 }
 
 // ParseURL fills Bucket and Prefix from "s3://bucket/prefix".
@@ -146,13 +154,17 @@ func Open(ctx context.Context, cfg Config) (*FS, error) {
 	if cfg.PartSize == 0 {
 		cfg.PartSize = 16 << 20
 	}
+	if cfg.ReadRetries == 0 {
+		cfg.ReadRetries = 3
+	}
 	if cfg.PartSize < 5<<20 {
 		cfg.PartSize = 5 << 20
 	}
 	c, err := minio.New(cfg.Endpoint, &minio.Options{
-		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
-		Secure: cfg.Secure,
-		Region: cfg.Region,
+		Creds:      credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Secure:     cfg.Secure,
+		Region:     cfg.Region,
+		MaxRetries: cfg.MaxRetries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("objfs: bad endpoint %q: %v", cfg.Endpoint, scrub(err, cfg))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -37,6 +38,26 @@ func (f *FS) storeErr(op, p string, err error) error {
 		return semfs.PathErr(op, p, semfs.ErrPermission, "the object store refused the credentials")
 	}
 	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("object store: %v", scrub(err, f.cfg))}
+}
+
+// retryRead runs get, which reads an object or a range of it, again when
+// it fails for a reason other than an answer from the store (a connection
+// reset or a body cut mid-transfer): a read is safe to repeat. The client
+// library already retries requests that fail before a response; this covers
+// the response body.
+func (f *FS) retryRead(ctx context.Context, get func() error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = get()
+		if err == nil || attempt >= f.cfg.ReadRetries || ctx.Err() != nil || minio.ToErrorResponse(err).Code != "" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		}
+	}
 }
 
 // stat returns a copy of the file node at p for reading, consulting the
@@ -80,17 +101,23 @@ func (f *FS) fetch(ctx context.Context, op, p string, n node) ([]byte, error) {
 	if data, ok := f.cache.get(key); ok {
 		return data, nil
 	}
-	obj, err := f.c.GetObject(ctx, f.bucket, f.key(p), minio.GetObjectOptions{})
+	var data []byte
+	err := f.retryRead(ctx, func() error {
+		obj, err := f.c.GetObject(ctx, f.bucket, f.key(p), minio.GetObjectOptions{})
+		if err != nil {
+			return err
+		}
+		defer obj.Close()
+		buf := bytes.NewBuffer(make([]byte, 0, n.size))
+		if _, err := io.Copy(buf, obj); err != nil {
+			return err
+		}
+		data = buf.Bytes()
+		return nil
+	})
 	if err != nil {
 		return nil, f.storeErr(op, p, err)
 	}
-	defer obj.Close()
-	data := make([]byte, 0, n.size)
-	buf := bytes.NewBuffer(data)
-	if _, err := io.Copy(buf, obj); err != nil {
-		return nil, f.storeErr(op, p, err)
-	}
-	data = buf.Bytes()
 	if n.etag != "" && int64(len(data)) <= f.wholeLimit() {
 		f.cache.put(key, data)
 	}
@@ -216,12 +243,16 @@ func (r *remoteFile) readAt(b []byte, off int64) (int, error) {
 			if r.etag != "" {
 				opts.SetMatchETag(r.etag)
 			}
-			obj, err := r.f.c.GetObject(r.ctx, r.f.bucket, r.f.key(r.path), opts)
-			if err != nil {
-				return n, r.f.storeErr("read", r.path, err)
-			}
-			blk, err := io.ReadAll(obj)
-			obj.Close()
+			var blk []byte
+			err := r.f.retryRead(r.ctx, func() error {
+				obj, err := r.f.c.GetObject(r.ctx, r.f.bucket, r.f.key(r.path), opts)
+				if err != nil {
+					return err
+				}
+				defer obj.Close()
+				blk, err = io.ReadAll(obj)
+				return err
+			})
 			if err != nil {
 				return n, r.f.storeErr("read", r.path, err)
 			}

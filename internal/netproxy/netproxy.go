@@ -27,6 +27,10 @@ type Proxy struct {
 
 	refuse   atomic.Bool
 	accepted atomic.Int64
+	bytesUp  atomic.Int64
+	bytesDn  atomic.Int64
+
+	trigger atomic.Pointer[func(up, down int64) bool]
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -70,12 +74,33 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// CutWhen arms a one-shot fault: after each chunk forwarded, cond is called
+// with the byte counts so far (see Bytes), and the first time it returns
+// true every connection is cut, mid-transfer. Use it to break a link at a
+// precise point of a request ("after 2 MiB of the upload"); cond may call
+// Refuse to keep the link down.
+func (p *Proxy) CutWhen(cond func(up, down int64) bool) { p.trigger.Store(&cond) }
+
+func (p *Proxy) checkTrigger() {
+	t := p.trigger.Load()
+	if t == nil || !(*t)(p.bytesUp.Load(), p.bytesDn.Load()) {
+		return
+	}
+	if p.trigger.CompareAndSwap(t, nil) {
+		p.Cut()
+	}
+}
+
 // Refuse makes the proxy reset new connections (on) or accept them again
 // (off). Open connections are not affected; Cut them too for a full outage.
 func (p *Proxy) Refuse(on bool) { p.refuse.Store(on) }
 
 // Accepted is the number of connections forwarded so far.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Bytes returns how many bytes crossed the proxy so far, client → target
+// (up) and target → client (down).
+func (p *Proxy) Bytes() (up, down int64) { return p.bytesUp.Load(), p.bytesDn.Load() }
 
 // Open is the number of connections (client and target sides) open now.
 func (p *Proxy) Open() int {
@@ -162,8 +187,8 @@ func (p *Proxy) serve(client net.Conn) {
 	p.accepted.Add(1)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.pipe(server, client, &p.up) }()
-	go func() { defer wg.Done(); p.pipe(client, server, &p.down) }()
+	go func() { defer wg.Done(); p.pipe(server, client, &p.up, &p.bytesUp) }()
+	go func() { defer wg.Done(); p.pipe(client, server, &p.down, &p.bytesDn) }()
 	wg.Wait()
 }
 
@@ -175,7 +200,7 @@ type chunk struct {
 
 // pipe copies src to dst, delivering each chunk delay after it was read.
 // When either side fails both are closed, so the peer pipe ends too.
-func (p *Proxy) pipe(dst, src net.Conn, delay *atomic.Int64) {
+func (p *Proxy) pipe(dst, src net.Conn, delay, count *atomic.Int64) {
 	q := make(chan chunk, 256)
 	done := make(chan struct{})
 	go func() {
@@ -184,7 +209,10 @@ func (p *Proxy) pipe(dst, src net.Conn, delay *atomic.Int64) {
 			if d := time.Until(c.due); d > 0 {
 				time.Sleep(d)
 			}
-			if _, err := dst.Write(c.data); err != nil {
+			n, err := dst.Write(c.data)
+			count.Add(int64(n))
+			p.checkTrigger()
+			if err != nil {
 				abort(src)
 				for range q {
 				}

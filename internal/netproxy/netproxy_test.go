@@ -79,6 +79,9 @@ func TestForwardsBytesIntact(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatal("4 MiB echoed through the proxy differ")
 	}
+	if up, down := p.Bytes(); up != int64(len(data)) || down != int64(len(data)) {
+		t.Fatalf("Bytes = %d up, %d down; want %d each", up, down, len(data))
+	}
 	if p.Accepted() != 1 {
 		t.Fatalf("Accepted = %d, want 1", p.Accepted())
 	}
@@ -182,4 +185,40 @@ func TestTargetDown(t *testing.T) {
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("a proxy whose target is down hung instead of resetting")
 	}
+}
+
+func TestCutWhen(t *testing.T) {
+	p := newProxy(t, echoServer(t))
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.CutWhen(func(up, down int64) bool { return up >= 1<<20 })
+	go func() {
+		buf := make([]byte, 64<<10)
+		for range 64 { // 4 MiB, more than the trigger lets through
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := io.Copy(io.Discard, c)
+	if err == nil && n >= 4<<20 {
+		t.Fatal("the transfer outlived a cut armed at 1 MiB")
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the armed cut never fired")
+	}
+	if n > 2<<20 {
+		t.Fatalf("%d bytes came back after a cut at 1 MiB", n)
+	}
+	// One-shot: a new connection works.
+	c2, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	roundTrip(t, c2, []byte("after"))
 }
