@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/hostfs"
 	"github.com/semfs/semfs/memfs"
 )
 
 // The differential test: every command of the table runs twice, under
 // real bash with GNU grep, findutils, coreutils and tree on a directory on
-// disk, and under semfs sh on the same tree loaded into memfs (both with
-// and without a View), and stdout and exit status must be identical byte
-// for byte.
+// disk, and under semfs sh on the same tree loaded into memfs (with and
+// without a View) and on the directory itself through hostfs, and stdout
+// and exit status must be identical byte for byte.
 //
 // GNU find, grep -r and du walk directories in readdir order, which on
 // most disks is not sorted. Commands marked ordered run on a tmpfs copy
@@ -292,6 +293,17 @@ func TestDifferentialGNU(t *testing.T) {
 			ordered = d
 		}
 	}
+	// The same directories seen through hostfs (read-only), so the host
+	// backend runs the table too.
+	hosts := map[string]semfs.FS{}
+	for _, d := range []string{disk, ordered} {
+		h, err := hostfs.Open(d, hostfs.ReadOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		hosts[d] = h.Tree()
+	}
 	tree, err := NewTree(context.Background(), mem)
 	if err != nil {
 		t.Fatal(err)
@@ -323,9 +335,10 @@ func TestDifferentialGNU(t *testing.T) {
 		}
 		for _, mode := range []struct {
 			name string
+			fsys semfs.FS
 			opts Options
-		}{{"fs", Options{}}, {"view", Options{View: view}}} {
-			s := New(mem, mode.opts)
+		}{{"memfs", mem, Options{}}, {"view", mem, Options{View: view}}, {"hostfs", hosts[dir], Options{}}} {
+			s := New(mode.fsys, mode.opts)
 			var out, errb bytes.Buffer
 			code, _ := s.Run(context.Background(), tc.cmd, nil, &out, &errb)
 			if out.String() != gnuOut.String() || code != gnuCode {
