@@ -103,8 +103,9 @@ type API struct {
 }
 
 type grant struct {
-	tok Token
-	fs  semfs.FS
+	tok     Token
+	fs      semfs.FS
+	session *Session
 }
 
 // New builds the API over fsys (the tree below any access layer: each
@@ -139,7 +140,9 @@ func New(fsys semfs.FS, cfg Config) *API {
 				rules[i] = r
 			}
 		}
-		a.tokens[sha256.Sum256([]byte(secret))] = &grant{tok: t, fs: access.New(fsys, access.Policy{Default: def, Rules: rules})}
+		g := &grant{tok: t, fs: access.New(fsys, access.Policy{Default: def, Rules: rules})}
+		g.session = &Session{Principal: g.principal(), FS: g.fs, ReadOnly: t.ReadOnly}
+		a.tokens[sha256.Sum256([]byte(secret))] = g
 	}
 	for _, r := range routes {
 		a.mux.HandleFunc(r.Method+" "+r.Path, a.wrap(r))
@@ -171,11 +174,39 @@ func (a *API) principal(r *http.Request) (*grant, bool) {
 	return g, ok
 }
 
+// Session is what one bearer token grants a request: the principal it acts
+// as, its tree (the API's tree under the token's access policy) and whether
+// it may change anything.
+type Session struct {
+	Principal semfs.Principal
+	FS        semfs.FS
+	ReadOnly  bool
+}
+
+// Authenticate returns the session of r's bearer token, or false when r
+// carries none or an unknown one. The pointer is the same for every request
+// with the same token, so other front ends (MCP over HTTP) may key
+// per-token state by it.
+func (a *API) Authenticate(r *http.Request) (*Session, bool) {
+	g, ok := a.principal(r)
+	if !ok {
+		return nil, false
+	}
+	return g.session, true
+}
+
 // service returns the operations for an authenticated request.
 func (g *grant) service() *ops.Service {
-	p := semfs.Principal{ID: g.tok.ID, App: g.tok.App, Groups: g.tok.Groups, Admin: g.tok.Admin}
-	return &ops.Service{FS: g.fs, Principal: p, ReadOnly: g.tok.ReadOnly}
+	return &ops.Service{FS: g.fs, Principal: g.principal(), ReadOnly: g.tok.ReadOnly}
 }
+
+func (g *grant) principal() semfs.Principal {
+	return semfs.Principal{ID: g.tok.ID, App: g.tok.App, Groups: g.tok.Groups, Admin: g.tok.Admin}
+}
+
+// WriteError writes an error response in the API's JSON shape (for
+// handlers mounted next to the API).
+func WriteError(w http.ResponseWriter, status int, msg string) { writeErr(w, status, msg) }
 
 func (a *API) wrap(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
