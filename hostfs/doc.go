@@ -31,7 +31,8 @@
 //
 // # Speed
 //
-// On Linux, reads and deep Stats resolve the whole path in one openat2(2)
+// On Linux, reads, deep Stats and the directory walks of Files resolve the
+// whole path in one openat2(2)
 // call with RESOLVE_BENEATH, where the kernel itself refuses any way out of
 // the root; os.Root, which walks one element at a time, answers every
 // failure and every write. docs/bench/hostfs.md has the numbers.
@@ -43,9 +44,11 @@
 // every attempt to open, stat or change them fails with ErrPermission.
 // Temporary files of atomic writes (names starting ".semfs-tmp-") are hidden
 // the same way; a process killed mid-write leaves one behind, which
-// [FS.SweepTemp] removes. Hiding is bookkeeping, not access control: a symbolic link
-// inside the tree that points into a hidden directory still reaches it when
-// named (listings leave such links out). Use the access layer for policy.
+// [FS.SweepTemp] removes. A directory holding a hidden path cannot be
+// removed, moved or replaced. Hiding is bookkeeping, not access control: a
+// symbolic link inside the tree that points into a hidden directory still
+// reaches it when named (listings leave such links out). Use the access
+// layer for policy.
 //
 // # Host entries semfs does not model
 //
@@ -55,4 +58,7 @@
 // pipes are left out of listings, and naming one fails with a clear error.
 // Names that are not valid semfs path elements (control characters,
 // backslashes, invalid UTF-8, longer than 255 bytes) are left out of listings.
+// A device node inside the tree is opened (non-blocking, without becoming a
+// controlling terminal) before it is refused, which some devices notice:
+// keep them out of data directories.
 package hostfs
