@@ -28,6 +28,7 @@ func (e ShellExit) ExitStatus() int { return e.Code }
 func newSh(app *App) *cobra.Command {
 	var script, groups string
 	var readOnly, indexed bool
+	var limits shell.Limits
 	cmd := &cobra.Command{
 		Use:   "sh [-c SCRIPT | SCRIPT-FILE]",
 		Short: "Run a virtual shell over the tree (ls, cat, grep, find, ... as Go builtins)",
@@ -59,7 +60,7 @@ The exit status is the script's.`,
 			if err != nil {
 				return err
 			}
-			opts := shell.Options{ReadOnly: readOnly, Principal: semfs.Principal{ID: "sh", Admin: true}}
+			opts := shell.Options{ReadOnly: readOnly, Limits: limits, Principal: semfs.Principal{ID: "sh", Admin: true}}
 			if groups != "" {
 				var gs []string
 				for _, g := range strings.Split(groups, ",") {
@@ -100,6 +101,9 @@ The exit status is the script's.`,
 	f.StringVar(&groups, "groups", "", "comma-separated groups of the session's principal; hidden files do not exist for it")
 	f.BoolVar(&readOnly, "read-only", false, "refuse every write (redirections, mkdir, tag)")
 	f.BoolVar(&indexed, "indexed", false, "require the tree's index (search, query, tag, indexed grep)")
+	f.DurationVar(&limits.Timeout, "timeout", 0, "stop a script after this long (default 1m; negative: no limit)")
+	f.Int64Var(&limits.MaxOutput, "max-output", 0, "stop a script after it printed this many bytes (default 64 MiB; negative: no limit)")
+	f.Int64Var(&limits.MaxLoopIterations, "max-loop-iterations", 0, "stop a script after this many loop iterations (default 1,000,000; negative: no limit)")
 	return cmd
 }
 

@@ -96,3 +96,15 @@ func TestShGroupsOpensAView(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
 	}
 }
+
+func TestShLimits(t *testing.T) {
+	root := shFixture(t)
+	code, out, errs := shRun(t, root, "", "--max-loop-iterations", "5", "-c", "while true; do echo x; done")
+	if code == 0 || out != "x\nx\nx\nx\nx\n" || !strings.Contains(errs, "loop iteration limit of 5") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	code, _, errs = shRun(t, root, "", "--timeout", "100ms", "-c", "while true; do :; done")
+	if code == 0 || !strings.Contains(errs, "run time limit of 100ms") {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+}
