@@ -3,6 +3,7 @@ package hostfs
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs"
 )
 
 func TestMain(m *testing.M) {
@@ -101,8 +104,12 @@ func TestSweepTemp(t *testing.T) {
 		must(t, os.Chtimes(filepath.Join(dir, p), old, old))
 	}
 	ro := open(t, dir, ReadOnly)
-	if _, err := ro.SweepTemp(ctx, time.Minute); err == nil {
-		t.Error("SweepTemp on a ReadOnly tree succeeded")
+	if _, err := ro.SweepTemp(ctx, time.Minute); !errors.Is(err, semfs.ErrReadOnly) {
+		t.Errorf("SweepTemp on a ReadOnly tree: %v", err)
+	}
+	ov := open(t, dir, Overlay)
+	if _, err := ov.SweepTemp(ctx, time.Minute); !errors.Is(err, semfs.ErrInvalid) {
+		t.Errorf("SweepTemp on an Overlay tree: %v", err)
 	}
 	f := open(t, dir, ReadWrite)
 	n, err := f.SweepTemp(ctx, time.Minute)

@@ -12,11 +12,15 @@ import (
 // when a process dies mid-write (names starting ".semfs-tmp-"), anywhere in
 // the tree outside hidden paths, if they were last modified more than
 // olderThan ago — younger ones may belong to a write in flight in another
-// process. It reports how many it removed. A daemon calls it at start.
+// process. It reports how many it removed. A daemon calls it at start. It
+// needs a ReadWrite tree.
 // Symbolic links are not followed.
 func (f *FS) SweepTemp(ctx context.Context, olderThan time.Duration) (int, error) {
 	if err := f.writable("sweep", "/"); err != nil {
 		return 0, err
+	}
+	if f.ov != nil {
+		return 0, semfs.PathErr("sweep", "/", semfs.ErrInvalid, "an Overlay tree changes the host only in Commit; sweep through a ReadWrite tree")
 	}
 	cutoff := time.Now().Add(-olderThan)
 	removed := 0
