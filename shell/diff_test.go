@@ -328,8 +328,7 @@ func TestDifferentialGNU(t *testing.T) {
 		}
 		cmd := exec.Command("bash", "-c", tc.cmd)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8", "TZ=UTC", "POSIXLY_CORRECT=")
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C.UTF-8", "TZ=UTC", "HOME=/"}
+		cmd.Env = gnuEnv()
 		var gnuOut, gnuErr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &gnuOut, &gnuErr
 		gnuCode := 0
@@ -395,4 +394,53 @@ func indentErr(s string) string {
 		return ""
 	}
 	return "  stderr: " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  stderr: ") + "\n"
+}
+
+// TestDifferentialTimes compares ls -l, ls -t and find -newer on files
+// with old, recent and future modification times, through hostfs (memfs
+// cannot set times).
+func TestDifferentialTimes(t *testing.T) {
+	requireGNU(t)
+	dir := t.TempDir()
+	now := time.Now()
+	for name, mod := range map[string]time.Time{
+		"old.txt":    now.AddDate(-3, 0, 0),
+		"recent.txt": now.Add(-time.Hour),
+		"edge.txt":   now.AddDate(0, -5, -25),
+		"future.txt": now.AddDate(1, 0, 0),
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, mod, mod)
+	}
+	h, err := hostfs.Open(dir, hostfs.ReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, script := range []string{"ls -l", "ls -lt", "ls -ltr", "ls -t", "find . -newer recent.txt | sort", "stat -c '%n %Y' old.txt future.txt"} {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = gnuEnv()
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		out, stderr, code := run(t, New(h.Tree(), Options{}), script)
+		if out != string(want) || code != 0 {
+			t.Errorf("%s:\n--- GNU\n%s--- semfs (exit %d)\n%s%s", script, want, code, out, stderr)
+		}
+	}
+}
+
+// gnuEnv is the environment of the GNU side: the C.UTF-8 locale (byte
+// order, UTF-8 names) and this process's time zone, which semfs uses.
+func gnuEnv() []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C.UTF-8", "HOME=/"}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		env = append(env, "TZ="+tz)
+	}
+	return env
 }
