@@ -116,10 +116,10 @@ func TestLoadStats(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	t.Logf("load %v, model heap %.1f MiB, resident +%.1f MiB, weight file %.1f MiB", took.Round(time.Millisecond),
-		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), float64(vmRSS()-rss0)/(1<<20), float64(len(weightsFile))/(1<<20))
+		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), float64(vmRSS()-rss0)/(1<<20), float64(len(weightsFile))/(1<<20))
 	// Load time depends on the machine's load (see BenchmarkLoad); the heap
 	// does not: float16 panels + table ≈ 16 MiB.
-	if heap := after.HeapAlloc - before.HeapAlloc; heap > 40<<20 {
+	if heap := int64(after.HeapAlloc) - int64(before.HeapAlloc); heap > 40<<20 {
 		t.Errorf("loaded model holds %.1f MiB of heap, want < 40", float64(heap)/(1<<20))
 	}
 	runtime.KeepAlive(m)
