@@ -151,3 +151,63 @@ func TestDirCacheOverflowConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Rule patterns mean what semfs.MatchPath means (the contract's one glob
+// syntax): a rule covers a path when its pattern matches the path or one
+// of its ancestors. Checked exhaustively over small patterns and paths
+// (below the root).
+func TestRulesAgreeWithMatchPath(t *testing.T) {
+	elems := []string{"a", "b", "*", "?", "**", "a*", "*b", "[ab]", "a?"}
+	names := []string{"a", "b", "ab", "ba", "c"}
+	var patterns []string
+	var grow func(prefix string, depth int)
+	grow = func(prefix string, depth int) {
+		if prefix != "" {
+			patterns = append(patterns, prefix)
+		}
+		if depth == 3 {
+			return
+		}
+		for _, e := range elems {
+			grow(prefix+"/"+e, depth+1)
+		}
+	}
+	grow("", 0)
+	var paths []string
+	var walk func(p string, depth int)
+	walk = func(p string, depth int) {
+		paths = append(paths, p)
+		if depth == 3 {
+			return
+		}
+		for _, n := range names {
+			walk(semfs.Join(p, n), depth+1)
+		}
+	}
+	walk("/", 0)
+	for _, pat := range patterns {
+		if !semfs.ValidPattern(pat) {
+			t.Fatalf("pattern %q invalid", pat)
+		}
+		cp, err := compile(Policy{Default: None, Rules: []Rule{{Path: pat, Access: Read}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			if p == "/" {
+				// The root has no elements; MatchPath's split sees one
+				// empty element there, which "*" matches. The root is
+				// never refused anyway (it always exists).
+				continue
+			}
+			want := semfs.MatchPath(pat, p)
+			semfs.Ancestors(p, func(dir string) bool {
+				want = want || (dir != "/" && semfs.MatchPath(pat, dir))
+				return !want
+			})
+			if got, _ := cp.access(p); (got == Read) != want {
+				t.Errorf("rule %q covers %s: %v, semfs.MatchPath says %v", pat, p, got == Read, want)
+			}
+		}
+	}
+}

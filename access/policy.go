@@ -81,9 +81,10 @@ func ParseAccess(s string) (Access, error) {
 }
 
 // Rule grants Access on the paths Path matches and everything below them.
-// Path is a tree path or a glob: "*" matches within one element, "?" one
-// character, "**" any number of elements (zero included), and [...] a
-// character class, as in path.Match. "/corpus" covers /corpus and its whole
+// Path is a tree path or a glob in the contract's one syntax
+// (semfs.MatchPath): "*" matches within one element, "?" one character,
+// "**" any number of elements (zero included), and [...] a character class,
+// as in path.Match. "/corpus" covers /corpus and its whole
 // subtree; "/**/*.locked.md" covers every file so named at any depth.
 type Rule struct {
 	Path   string `json:"path"`
@@ -229,6 +230,9 @@ func compileRule(r Rule) (rule, error) {
 	}
 	if p == "" || p[0] != '/' {
 		return rule{}, fmt.Errorf("access: rule %q: path must start with /", r.Path)
+	}
+	if !semfs.ValidPattern(p) {
+		return rule{}, fmt.Errorf("access: rule %q: malformed pattern; use *, ?, [...] and ** (any number of directories)", r.Path)
 	}
 	cr := rule{Rule: r}
 	if p != "/" {
