@@ -2,11 +2,15 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 )
+
+var _ embedding.BatchStore = (*Index)(nil)
 
 // spaceSQL names the table and columns holding a space's rows.
 type spaceSQL struct{ table, key, text, vec, fresh string }
@@ -71,6 +75,47 @@ func (ix *Index) SetEmbedding(ctx context.Context, space, key, text string, vec 
 			return nil, nil
 		}
 		return &change{Space: space, Keys: []string{key}}, nil
+	})
+}
+
+// SetEmbeddings implements embedding.BatchStore: the rows' vectors in one
+// transaction and one round trip (a pipelined batch), each ignored when its
+// row's text changed since it was read.
+func (ix *Index) SetEmbeddings(ctx context.Context, space string, rows []embedding.Pending, vecs [][]float32) error {
+	s, err := spaceOf(space)
+	if err != nil {
+		return err
+	}
+	if len(rows) != len(vecs) {
+		return semfs.PathErr("embed", "/", semfs.ErrInvalid, fmt.Sprintf("%d rows but %d vectors", len(rows), len(vecs)))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
+		b := &pgx.Batch{}
+		for i, r := range rows {
+			b.Queue(`UPDATE `+s.table+` SET `+s.vec+` = $1, `+s.fresh+` = true WHERE `+s.key+` = $2 AND `+s.text+` = $3`, vecs[i], r.Key, r.Text)
+		}
+		res := tx.SendBatch(ctx, b)
+		ch := &change{Space: space}
+		for _, r := range rows {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return nil, err
+			}
+			if tag.RowsAffected() > 0 {
+				ch.Keys = append(ch.Keys, r.Key)
+			}
+		}
+		if err := res.Close(); err != nil {
+			return nil, err
+		}
+		if len(ch.Keys) == 0 {
+			return nil, nil
+		}
+		return ch, nil
 	})
 }
 

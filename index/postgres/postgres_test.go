@@ -171,3 +171,84 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("Open error leaks the password or succeeded: %v", err)
 	}
 }
+
+// TestBulkChangesReachOtherDaemons: a Put of many rows and a batch of many
+// vectors notify in several parts (one NOTIFY holds under 8000 bytes); the
+// other daemon ends up with every row and vector.
+func TestBulkChangesReachOtherDaemons(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const n = 600
+	var items []index.Item
+	var rows []embedding.Pending
+	var vecs [][]float32
+	for i := range n {
+		f := index.File{}
+		f.Path = fmt.Sprintf("/bulk/%s/file-%04d.md", strings.Repeat("long-directory-name", 3), i)
+		f.State = index.StateIndexed
+		items = append(items, index.Item{File: f, TagText: "tag text " + f.Path})
+		rows = append(rows, embedding.Pending{Key: f.Path, Text: "tag text " + f.Path})
+		vecs = append(vecs, []float32{float32(i), 1})
+	}
+	if len((&change{Paths: []string{items[0].File.Path}}).payloads()) != 1 {
+		t.Fatal("a small change was split")
+	}
+	ch := &change{Paths: make([]string, n)}
+	for i := range items {
+		ch.Paths[i] = items[i].File.Path
+	}
+	parts := ch.payloads()
+	if len(parts) < 2 {
+		t.Fatalf("a %d-path change is one payload", n)
+	}
+	for _, p := range parts {
+		if len(p) > maxPayload || strings.Contains(p, `"r":true`) {
+			t.Fatalf("payload of %d bytes (reload: %v)", len(p), strings.Contains(p, `"r":true`))
+		}
+	}
+	if err := a.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	rows = append(rows, embedding.Pending{Key: "/bulk/missing", Text: "x"})
+	vecs = append(vecs, []float32{1, 0})
+	if err := a.SetEmbeddings(ctx, embedding.SpaceTags, rows, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := a.CountNeedingEmbedding(ctx, embedding.SpaceTags); left != 0 {
+		t.Fatalf("%d rows still need embedding after the batch", left)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cands, _ := b.TagKeywordCandidates(ctx, "lo")
+		have := 0
+		for _, it := range items {
+			if v, ok := b.Vector(ctx, embedding.SpaceTags, it.File.Path); ok && len(v) == 2 {
+				have++
+			}
+		}
+		if len(cands) == n && have == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon B holds %d of %d rows and %d vectors", len(cands), n, have)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, ok := b.Vector(ctx, embedding.SpaceTags, "/bulk/missing"); ok {
+		t.Fatal("a vector for a row that does not exist")
+	}
+	if v, _ := b.Vector(ctx, embedding.SpaceTags, items[7].File.Path); v[0] != 7 {
+		t.Fatalf("vector of row 7 = %v", v)
+	}
+}

@@ -27,6 +27,48 @@ type change struct {
 // maxPayload keeps NOTIFY payloads under PostgreSQL's 8000-byte limit.
 const maxPayload = 7000
 
+// payloads encodes ch as one or more NOTIFY payloads, each under
+// maxPayload: a change naming many rows (a bulk Put or embedding batch) is
+// split into parts that, applied in order, have its effect — removals, then
+// reloaded paths, then reloaded vectors — so other daemons reload only those
+// rows rather than everything.
+func (ch *change) payloads() []string {
+	if b, _ := json.Marshal(ch); len(b) <= maxPayload {
+		return []string{string(b)}
+	}
+	var out []string
+	split := func(items []string, mk func([]string) change) {
+		var part []string
+		size := 0
+		flush := func() {
+			if len(part) > 0 {
+				b, _ := json.Marshal(mk(part))
+				out = append(out, string(b))
+				part, size = nil, 0
+			}
+		}
+		for _, it := range items {
+			n := len(it) + 8 // quotes, comma, escapes of common characters
+			if len(it) > maxPayload/2 {
+				// One name too long for a payload: reload everything.
+				b, _ := json.Marshal(change{Node: ch.Node, Reload: true})
+				out = append(out, string(b))
+				continue
+			}
+			if size+n > maxPayload-200 {
+				flush()
+			}
+			part = append(part, it)
+			size += n
+		}
+		flush()
+	}
+	split(ch.Removed, func(p []string) change { return change{Node: ch.Node, Removed: p} })
+	split(ch.Paths, func(p []string) change { return change{Node: ch.Node, Paths: p} })
+	split(ch.Keys, func(k []string) change { return change{Node: ch.Node, Space: ch.Space, Keys: k} })
+	return out
+}
+
 // write runs fn in a transaction, notifies other daemons of its change in
 // the same transaction (delivered at commit), and applies it locally.
 func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) (*change, error)) error {
@@ -40,12 +82,12 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 			return err
 		}
 		ch.Node = ix.node
-		payload, _ := json.Marshal(ch)
-		if len(payload) > maxPayload {
-			payload, _ = json.Marshal(change{Node: ix.node, Reload: true})
+		for _, payload := range ch.payloads() {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload); err != nil {
+				return err
+			}
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(payload))
-		return err
+		return nil
 	})
 	if err != nil {
 		return ix.storeErr(op, path, err)
