@@ -100,6 +100,17 @@ func TestFSLs(t *testing.T) {
 	if ents[0].Size != 6 || ents[0].Name != "a.txt" || ents[0].Mode != "-rw-r--r--" {
 		t.Errorf("ls --json entry %+v", ents[0])
 	}
+	if err := os.Mkdir(filepath.Join(root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = wantCode(t, root, ExitOK, "", "--json", "ls", "/empty")
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("ls --json of an empty directory = %q, want []", out)
+	}
+	out, _ = wantCode(t, root, ExitOK, "", "--json", "ls", "-a")
+	if !strings.Contains(out, `"/.hidden"`) || strings.Contains(out, ".semfs") {
+		t.Errorf("ls --json -a = %s", out)
+	}
 }
 
 func TestFSErrorsAndExitCodes(t *testing.T) {
