@@ -147,7 +147,7 @@ func (c *call) suggest(arg string) []string {
 				rank = 0
 			case strings.ToLower(name) == lb:
 				rank = 1
-			case len(base) >= 4 && editDistance(strings.ToLower(name), lb) <= 2:
+			case len(base) >= 3 && editDistance(strings.ToLower(name), lb) <= max(1, min(2, len(base)/4)):
 				rank = 2
 			case len(base) >= 3 && strings.TrimSuffix(name, path.Ext(name)) == base:
 				rank = 2

@@ -165,6 +165,9 @@ func (s *Session) limits() Limits {
 // without quoting, and it is checked before any builtin.
 const loopMarker = "\x00semfs-loop"
 
+// cdFail replaces a cd whose target is missing, to explain the failure.
+const cdFail = "\x00semfs-cd-fail"
+
 // Run parses and runs script. It returns the exit status of the script; err
 // is non-nil only when the shell stopped the script itself (a limit, see
 // ErrOutputLimit, ErrTimeout, ErrLoopLimit) or could not run it at all.
@@ -338,6 +341,20 @@ func instrumentLoops(file *syntax.File) {
 // PATH are answered by the shell.
 func (s *Session) callHandler(ctx context.Context, args []string) ([]string, error) {
 	switch args[0] {
+	case "cd":
+		// Answer a failing cd here, with a hint, instead of interp's
+		// terse message.
+		if len(args) == 2 && args[1] != "-" && args[1] != "" {
+			hc := interp.HandlerCtx(ctx)
+			info, err := s.nav.stat(ctx, vpath(hc.Dir, args[1]))
+			if err == nil && !info.IsDir() {
+				err = semfs.ErrNotDir
+			}
+			if err != nil {
+				return []string{cdFail, args[1]}, nil
+			}
+		}
+		return args, nil
 	case "eval":
 		// eval'd text is parsed late: refuse there what Run refuses.
 		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(strings.Join(args[1:], " ")), "")
@@ -379,6 +396,14 @@ func (s *Session) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandler
 			return nil
 		case "\x00semfs-refuse":
 			return s.refuse(hc, args[1:])
+		case cdFail:
+			c := s.newCall(ctx, hc, []string{"cd", args[1]})
+			_, info, err := c.stat(args[1])
+			if err == nil && !info.IsDir() {
+				err = semfs.ErrNotDir
+			}
+			c.pathErr("%s: ", args[1], err)
+			return interp.NewExitStatus(1)
 		}
 		b, ok := builtins[args[0]]
 		if !ok {

@@ -221,3 +221,18 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
+
+func TestCdExplainsFailures(t *testing.T) {
+	s := New(memfs.FromMap(map[string]string{"/docs/guide.md": "x\n"}), Options{})
+	_, stderr, code := run(t, s, "cd doc")
+	if code != 1 || stderr != "cd: doc: No such file or directory (did you mean ./docs?)\n" {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	_, stderr, code = run(t, s, "cd docs/guide.md")
+	if code != 1 || !strings.HasPrefix(stderr, "cd: docs/guide.md: Not a directory") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	if out, _, code := run(t, s, "cd docs && pwd"); out != "/docs\n" || code != 0 {
+		t.Fatalf("cd docs: %q %d", out, code)
+	}
+}
