@@ -10,9 +10,9 @@
 // lives in memory, loaded by one listing at Open and kept current by every
 // change made through this FS, so Stat, ReadDir, Files and TotalSize cost no
 // round trip. Only contents cross the network. Changes made by other writers
-// (another daemon on the same bucket) appear after Refresh, and a Stat or
-// Open of a path the index does not know asks the store before answering
-// "not found".
+// (another daemon on the same bucket) appear after Refresh — called by hand,
+// or every Config.RefreshInterval — and a Stat or Open of a path the index
+// does not know asks the store before answering "not found".
 //
 // Reads go through a bounded in-memory cache of whole small objects (keyed by
 // path and ETag); large objects are read with ranged requests. Writes are
@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -67,6 +68,12 @@ type Config struct {
 	// client library's, 10, with backoff capped at 1 s). Every request objfs
 	// sends is safe to repeat: reads, and PUTs that replace a whole object.
 	MaxRetries int
+	// RefreshInterval, if positive, reloads the structural index from the
+	// store at this interval, so listings show other daemons' changes
+	// within about one interval (Stat and Open of an unknown path ask the
+	// store at once regardless). Each refresh is one full listing of the
+	// prefix: pick an interval that suits the tree's size. Close stops it.
+	RefreshInterval time.Duration
 	// ReadRetries is how many times a read whose response body broke
 	// mid-transfer is requested again (default 3; negative: none).
 	ReadRetries int
@@ -114,6 +121,10 @@ type FS struct {
 	total int64
 
 	cache *cache
+
+	stopRefresh context.CancelFunc
+	refreshDone chan struct{}
+	refreshErr  atomic.Pointer[error] // the last background refresh's failure
 }
 
 type node struct {
@@ -185,7 +196,52 @@ func Open(ctx context.Context, cfg Config) (*FS, error) {
 	if err := f.Refresh(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.RefreshInterval > 0 {
+		rctx, cancel := context.WithCancel(context.Background())
+		f.stopRefresh, f.refreshDone = cancel, make(chan struct{})
+		go f.refreshLoop(rctx, cfg.RefreshInterval)
+	}
 	return f, nil
+}
+
+// refreshLoop reloads the index every interval until ctx ends. A failed
+// refresh keeps the current index and is retried at the next tick.
+func (f *FS) refreshLoop(ctx context.Context, every time.Duration) {
+	defer close(f.refreshDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := f.Refresh(ctx); err != nil && ctx.Err() == nil {
+			f.refreshErr.Store(&err)
+		} else {
+			f.refreshErr.Store(nil)
+		}
+	}
+}
+
+// RefreshErr reports why the last background refresh failed, or nil if it
+// succeeded (or none ran).
+func (f *FS) RefreshErr() error {
+	if e := f.refreshErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// Close stops the background refresh. Open files are not affected; close
+// them first to upload their changes.
+func (f *FS) Close() error {
+	if f.stopRefresh != nil {
+		f.stopRefresh()
+		<-f.refreshDone
+		f.stopRefresh = nil
+	}
+	return nil
 }
 
 // scrub removes the secret key from an error's text, should a library ever

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -190,5 +191,78 @@ func TestBadConfig(t *testing.T) {
 	}
 	if err := c.ParseURL("http://user:pass@x/y"); err == nil || strings.Contains(err.Error(), "pass") {
 		t.Fatalf("ParseURL of a non-s3 URL: %v", err)
+	}
+}
+
+// TestRefreshInterval: two daemons on one bucket with a 300 ms refresh
+// interval see each other's creations and removals in their listings within
+// a bounded delay, without calling Refresh.
+func TestRefreshInterval(t *testing.T) {
+	s3 := testserver.StartS3(t)
+	ctx := context.Background()
+	cfg := Config{Endpoint: s3.Endpoint, AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
+		Bucket: fmt.Sprintf("refresh-%d", bucketSeq.Add(1)), CreateBucket: true, SpoolDir: t.TempDir(),
+		RefreshInterval: 300 * time.Millisecond}
+	a, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	names := func(f *FS, dir string) string {
+		es, _ := f.ReadDir(ctx, dir)
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name())
+		}
+		return strings.Join(out, ",")
+	}
+	waitList := func(f *FS, dir, want string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for names(f, dir) != want {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("listing of %s = %q after 5 s, want %q", dir, names(f, dir), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	if err := a.WriteFile(ctx, "/shared/one.md", []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d1 := waitList(b, "/shared", "one.md")
+	if err := b.WriteFile(ctx, "/shared/two.md", []byte("22"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d2 := waitList(a, "/shared", "one.md,two.md")
+	if err := a.Remove(ctx, "/shared/one.md"); err != nil {
+		t.Fatal(err)
+	}
+	d3 := waitList(b, "/shared", "two.md")
+	for _, d := range []time.Duration{d1, d2, d3} {
+		if d > 2*time.Second {
+			t.Fatalf("a change took %v to appear with a 300 ms interval", d)
+		}
+	}
+	if n, _ := b.TotalSize(ctx); n != 2 {
+		t.Fatalf("TotalSize after refresh = %d, want 2", n)
+	}
+	if err := b.RefreshErr(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("changes appeared after %v, %v, %v", d1, d2, d3)
+	// After Close the index no longer follows the bucket.
+	b.Close()
+	if err := a.WriteFile(ctx, "/shared/three.md", []byte("3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if got := names(b, "/shared"); got != "two.md" {
+		t.Fatalf("a closed FS kept refreshing: %q", got)
 	}
 }
