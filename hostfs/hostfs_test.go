@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -962,4 +963,58 @@ func TestCloseWhileReading(t *testing.T) {
 		t.Error("ReadFile after Close succeeded")
 	}
 	noHost(t, err, dir)
+}
+
+// TestOverlayCommitUnderLoad commits while other goroutines write and
+// read: the race detector watches the locking, and after the last Commit
+// the host holds exactly what the view showed.
+func TestOverlayCommitUnderLoad(t *testing.T) {
+	dir := seedDir(t, fixture)
+	f := open(t, dir, Overlay)
+	done := make(chan struct{})
+	errs := make(chan error, 3)
+	for w := range 3 {
+		go func() {
+			errs <- func() error {
+				for i := 0; ; i++ {
+					select {
+					case <-done:
+						return nil
+					default:
+					}
+					p := fmt.Sprintf("/w%d/f%d", w, i%5)
+					if err := f.WriteFile(ctx, p, []byte(p), 0o644); err != nil {
+						return err
+					}
+					if data, err := f.ReadFile(ctx, p); err != nil || string(data) != p {
+						return fmt.Errorf("read back %s: %q %v", p, data, err)
+					}
+					if _, err := semfs.FileList(ctx, f, "/"); err != nil {
+						return err
+					}
+				}
+			}()
+		}()
+	}
+	for range 5 {
+		must(t, f.Commit(ctx))
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(done)
+	for range 3 {
+		must(t, <-errs)
+	}
+	must(t, f.Commit(ctx))
+	view := map[string]string{}
+	files, err := semfs.FileList(ctx, f, "/")
+	must(t, err)
+	for _, p := range files {
+		view[p] = read(t, f, p)
+	}
+	if got := hostFiles(t, dir); !mapsEqual(got, view) {
+		t.Errorf("host after the last Commit differs from the view:\nhost %v\nview %v", got, view)
+	}
+	if len(f.Changes()) != 0 {
+		t.Errorf("changes left: %v", f.Changes())
+	}
 }
