@@ -76,6 +76,11 @@ type Index struct {
 	path string
 	wmu  sync.Mutex // serialises write transactions
 
+	// The open write transaction and its prepared statements (guarded by
+	// wmu; see stmt.go).
+	curTx   *sql.Tx
+	txStmts map[string]*sql.Stmt
+
 	vecs map[string]*index.Vectors // per space, in memory
 
 	tmu  sync.RWMutex

@@ -30,6 +30,7 @@ func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn fu
 		return storeErr(op, path, err)
 	}
 	ops, err := fn(tx)
+	ix.curTx, ix.txStmts = nil, nil // statements end with the transaction
 	if err != nil {
 		tx.Rollback()
 		return storeErr(op, path, err)
@@ -79,7 +80,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 		}
 	}
 	var id int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
+	err := ix.txQueryRow(ctx, tx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
 		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,max(?,0),?,0)
 		ON CONFLICT(path) DO UPDATE SET created_by=excluded.created_by, task=excluded.task,
@@ -98,18 +99,18 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM tags_fts WHERE rowid = ?`, id); err != nil {
+	if _, err := ix.txExec(ctx, tx, `DELETE FROM tags_fts WHERE rowid = ?`, id); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
+	if _, err := ix.txExec(ctx, tx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
 		id, f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps)); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
+	if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
 		return nil, err
 	}
 	for _, l := range f.Links {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, l, f.Path); err != nil {
+		if _, err := ix.txExec(ctx, tx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, l, f.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -151,22 +152,22 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 			fresh = 1
 			keep = append(keep, kept{key, vec})
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, vec, fresh) VALUES (?,?,?,?,?,?,?,?)`,
+		res, err := ix.txExec(ctx, tx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, vec, fresh) VALUES (?,?,?,?,?,?,?,?)`,
 			key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
 		if err != nil {
 			return nil, err
 		}
 		cid, _ := res.LastInsertId()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`,
+		if _, err := ix.txExec(ctx, tx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`,
 			cid, index.IndexText(f.Path), index.IndexText(c.Text)); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM grep_fts WHERE rowid = ?`, id); err != nil {
+	if _, err := ix.txExec(ctx, tx, `DELETE FROM grep_fts WHERE rowid = ?`, id); err != nil {
 		return nil, err
 	}
 	if it.Content.GrepOK {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO grep_fts(rowid, body) VALUES (?,?)`, id, it.Content.Grep); err != nil {
+		if _, err := ix.txExec(ctx, tx, `INSERT INTO grep_fts(rowid, body) VALUES (?,?)`, id, it.Content.Grep); err != nil {
 			return nil, err
 		}
 	}
@@ -190,7 +191,7 @@ type oldChunk struct {
 // dropChunksTx deletes the chunks of path (and their full-text rows) and
 // returns them by key.
 func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string) (map[string]oldChunk, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
+	rows, err := ix.txQuery(ctx, tx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +215,11 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string) (map
 		return nil, err
 	}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE path = ?`, path); err != nil {
+	if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks WHERE path = ?`, path); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -238,7 +239,7 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	if subtree {
 		cond, args = below("path", path)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, path FROM files WHERE `+cond, args...)
+	rows, err := ix.txQuery(ctx, tx, `SELECT id, path FROM files WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +268,11 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 			return nil, err
 		}
 		for _, q := range []string{`DELETE FROM tags_fts WHERE rowid = ?`, `DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
-			if _, err := tx.ExecContext(ctx, q, r.id); err != nil {
+			if _, err := ix.txExec(ctx, tx, q, r.id); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, r.path); err != nil {
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, r.path); err != nil {
 			return nil, err
 		}
 		paths = append(paths, r.path)
@@ -322,7 +323,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		return nil, err
 	}
 	cond, args := below("path", oldpath)
-	rows, err := tx.QueryContext(ctx, `SELECT id, `+fileCols+` FROM files WHERE `+cond, args...)
+	rows, err := ix.txQuery(ctx, tx, `SELECT id, `+fileCols+` FROM files WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -350,22 +351,22 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		m := r.f.Meta
 		m.Path = np
 		tagText := index.TagText(m)
-		if _, err := tx.ExecContext(ctx, `UPDATE files SET path = ?, ext = ?, tag_text = ?, tag_fresh = 0 WHERE id = ?`,
+		if _, err := ix.txExec(ctx, tx, `UPDATE files SET path = ?, ext = ?, tag_text = ?, tag_fresh = 0 WHERE id = ?`,
 			np, index.Ext(np), tagText, r.id); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM tags_fts WHERE rowid = ?`, r.id); err != nil {
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM tags_fts WHERE rowid = ?`, r.id); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
+		if _, err := ix.txExec(ctx, tx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
 			r.id, np, r.f.CreatedBy, r.f.Task, encodeList(r.f.RelatedApps)); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE links SET src = ? WHERE src = ?`, np, r.f.Path); err != nil {
+		if _, err := ix.txExec(ctx, tx, `UPDATE links SET src = ? WHERE src = ?`, np, r.f.Path); err != nil {
 			return nil, err
 		}
 		// Chunks move with the file; their full-text rows carry the path.
-		crows, err := tx.QueryContext(ctx, `SELECT id, no, text FROM chunks WHERE path = ?`, r.f.Path)
+		crows, err := ix.txQuery(ctx, tx, `SELECT id, no, text FROM chunks WHERE path = ?`, r.f.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -386,13 +387,13 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		crows.Close()
 		pathText := index.IndexText(np)
 		for _, c := range chs {
-			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET path = ?, key = ? WHERE id = ?`, np, index.ChunkKey(np, c.no), c.id); err != nil {
+			if _, err := ix.txExec(ctx, tx, `UPDATE chunks SET path = ?, key = ? WHERE id = ?`, np, index.ChunkKey(np, c.no), c.id); err != nil {
 				return nil, err
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, c.id); err != nil {
+			if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks_fts WHERE rowid = ?`, c.id); err != nil {
 				return nil, err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`, c.id, pathText, index.IndexText(c.text)); err != nil {
+			if _, err := ix.txExec(ctx, tx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`, c.id, pathText, index.IndexText(c.text)); err != nil {
 				return nil, err
 			}
 		}
@@ -400,7 +401,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 	}
 	// Rewrite links that point at a moved path, in every file holding one.
 	lcond, largs := below("dst", oldpath)
-	lrows, err := tx.QueryContext(ctx, `SELECT DISTINCT src FROM links WHERE `+lcond, largs...)
+	lrows, err := ix.txQuery(ctx, tx, `SELECT DISTINCT src FROM links WHERE `+lcond, largs...)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +417,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 	lrows.Close()
 	for _, src := range srcs {
 		var links string
-		if err := tx.QueryRowContext(ctx, `SELECT links FROM files WHERE path = ?`, src).Scan(&links); err != nil {
+		if err := ix.txQueryRow(ctx, tx, `SELECT links FROM files WHERE path = ?`, src).Scan(&links); err != nil {
 			if err == sql.ErrNoRows {
 				continue
 			}
@@ -428,14 +429,14 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 				l[i] = np
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE files SET links = ? WHERE path = ?`, encodeList(l), src); err != nil {
+		if _, err := ix.txExec(ctx, tx, `UPDATE files SET links = ? WHERE path = ?`, encodeList(l), src); err != nil {
 			return nil, err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE src = ?`, src); err != nil {
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, src); err != nil {
 			return nil, err
 		}
 		for _, dst := range l {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, dst, src); err != nil {
+			if _, err := ix.txExec(ctx, tx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, dst, src); err != nil {
 				return nil, err
 			}
 		}
