@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/semfs/semfs"
@@ -33,7 +34,14 @@ const (
 var (
 	WeightBM25   = 1.0
 	WeightVector = 0.5
-	WeightTag    = 0.3
+	WeightTag    = 0.4
+)
+
+// Weights of FusionRRF (BM25's is 1), chosen on the even questions of the
+// GOROOT eval.
+var (
+	RRFWeightVector = 0.25
+	RRFWeightTag    = 0.25
 )
 
 // Signals are the rankings Search fuses, exposed for the eval.
@@ -198,8 +206,10 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 		return "", nil
 	}
 	end := min(offset+page, len(hits))
+	tokens := index.QueryTokens(text)
 	for _, hit := range hits[offset:end] {
-		if err := fn(hit); err != nil {
+		f.snippet(ctx, &hit, tokens)
+		if err := fn(hit.SearchHit); err != nil {
 			return "", err
 		}
 	}
@@ -209,8 +219,31 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 	return encodeCursor(cursor{Offset: end, Hash: h}), nil
 }
 
-// searchAll returns every fused hit of a query, best first.
-func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]semfs.SearchHit, error) {
+// hit is a search hit whose snippet is filled in only when it is shown.
+type hit struct {
+	semfs.SearchHit
+	chunk *index.ChunkHit // the chunk to show; Text empty if not fetched yet
+}
+
+// snippet fills h's snippet from its chunk (or the file's first chunk).
+func (f *FS) snippet(ctx context.Context, h *hit, tokens []string) {
+	c := h.chunk
+	if c == nil {
+		c = &index.ChunkHit{Path: h.Path}
+	}
+	if c.Text == "" {
+		got, err := f.store.Chunk(ctx, index.ChunkKey(c.Path, c.No))
+		if err != nil {
+			return
+		}
+		c = &got
+	}
+	h.Line, h.EndLine, h.Snippet = Snippet(*c, tokens)
+}
+
+// searchAll returns every fused hit of a query, best first, without
+// snippets.
+func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]hit, error) {
 	tokens := index.QueryTokens(text)
 	if len(tokens) == 0 {
 		if flt.Empty() {
@@ -240,10 +273,10 @@ func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]se
 	if err != nil {
 		return nil, semfs.RewritePath(err, "search", "/")
 	}
-	out := make([]semfs.SearchHit, 0, len(order))
+	out := make([]hit, 0, len(order))
 	for _, p := range order {
 		r := recs[p]
-		hit := semfs.SearchHit{Path: p, Score: fused[p], Scores: map[string]float64{}, CreatedBy: r.CreatedBy, Task: r.Task}
+		hit := hit{SearchHit: semfs.SearchHit{Path: p, Score: fused[p], Scores: map[string]float64{}, CreatedBy: r.CreatedBy, Task: r.Task}}
 		var chunk *index.ChunkHit
 		if c, ok := bm[p]; ok {
 			hit.Scores["bm25"] = c.Score
@@ -261,29 +294,22 @@ func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]se
 				hit.Scores["keyword"] = float64(t.points)
 			}
 		}
-		if chunk == nil {
-			if c, err := f.store.Chunk(ctx, index.ChunkKey(p, 0)); err == nil {
-				chunk = &c
-			}
-		}
-		if chunk != nil {
-			hit.Line, hit.EndLine, hit.Snippet = Snippet(*chunk, tokens)
-		}
+		hit.chunk = chunk
 		out = append(out, hit)
 	}
 	return out, nil
 }
 
 // filterOnly lists files matching filters, by path.
-func (f *FS) filterOnly(ctx context.Context, flt index.Filter) ([]semfs.SearchHit, error) {
+func (f *FS) filterOnly(ctx context.Context, flt index.Filter) ([]hit, error) {
 	root := "/"
 	if flt.PathPrefix != "" {
 		root = flt.PathPrefix
 	}
-	var out []semfs.SearchHit
+	var out []hit
 	err := f.store.WalkFiles(ctx, root, func(r index.File) error {
 		if flt.Match(r) {
-			out = append(out, semfs.SearchHit{Path: r.Path, CreatedBy: r.CreatedBy, Task: r.Task})
+			out = append(out, hit{SearchHit: semfs.SearchHit{Path: r.Path, CreatedBy: r.CreatedBy, Task: r.Task}})
 		}
 		return nil
 	})
@@ -389,12 +415,10 @@ func (f *FS) vectorHits(ctx context.Context, vh []index.VecHit, flt index.Filter
 				continue
 			}
 		}
-		c, err := f.store.Chunk(ctx, b.key)
-		if err != nil {
-			continue // removed meanwhile
-		}
-		c.Score = float64(b.sim)
-		out = append(out, c)
+		// The chunk's text is fetched only if its snippet is shown.
+		no := 0
+		fmt.Sscanf(b.key[strings.LastIndexByte(b.key, '#')+1:], "%d", &no)
+		out = append(out, index.ChunkHit{Path: p, No: no, Score: float64(b.sim)})
 	}
 	return out, nil
 }
@@ -412,7 +436,7 @@ func Fuse(sig Signals, method string) map[string]float64 {
 		for _, t := range sig.Tag {
 			lists[2] = append(lists[2], t.path)
 		}
-		return index.RRF(lists, []float64{WeightBM25, WeightVector, WeightTag})
+		return index.RRF(lists, []float64{1, RRFWeightVector, RRFWeightTag})
 	}
 	out := map[string]float64{}
 	if len(sig.BM25) > 0 {

@@ -15,7 +15,7 @@ import (
 // BM25 column weights of chunks_fts (path, body), chosen on the GOROOT eval
 // (docs/bench/index.md).
 var (
-	WeightPath = 6.0
+	WeightPath = 16.0
 	WeightBody = 1.0
 )
 
