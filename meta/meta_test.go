@@ -640,3 +640,30 @@ func TestVisibility(t *testing.T) {
 		t.Fatal("untagged file still hidden")
 	}
 }
+
+// TestQueryLimitIsPrefix: the top-limit selection returns exactly the first
+// results of the full ranking.
+func TestQueryLimitIsPrefix(t *testing.T) {
+	f, _ := newFS(t, nil)
+	ctx := context.Background()
+	for i := range 60 {
+		p := fmt.Sprintf("/r/f%02d.txt", i)
+		write(t, f, as(fmt.Sprintf("app%d", i%7)), p, "x")
+		f.SetTags(ctx, p, semfs.Tags{Task: strings.Repeat("report ", i%4) + "weekly", RelatedApps: []string{fmt.Sprintf("tool%d", i%5)}})
+	}
+	all, err := f.Query(ctx, "report weekly tool3 app2", 0)
+	if err != nil || len(all) != 60 {
+		t.Fatalf("all: %d %v", len(all), err)
+	}
+	for _, limit := range []int{1, 5, 14} {
+		got, err := f.Query(ctx, "report weekly tool3 app2", limit)
+		if err != nil || len(got) != limit {
+			t.Fatalf("limit %d: %d %v", limit, len(got), err)
+		}
+		for i := range got {
+			if got[i].Path != all[i].Path || got[i].Score != all[i].Score {
+				t.Fatalf("limit %d: result %d is %+v, want %+v", limit, i, got[i], all[i])
+			}
+		}
+	}
+}

@@ -95,7 +95,6 @@ func (f *FS) tagScores(ctx context.Context, text string, words []string, limit i
 			qv, threshold = vecs[0], e.Info().TagThreshold
 		}
 	}
-	scores := make(map[string]*tagScore, len(points))
 	keys := make([]string, 0, len(points))
 	for p := range points {
 		keys = append(keys, p)
@@ -104,13 +103,12 @@ func (f *FS) tagScores(ctx context.Context, text string, words []string, limit i
 	if qv != nil {
 		sims = f.store.Similarities(ctx, embedding.SpaceTags, qv, keys)
 	}
-	all := make([]tagScore, len(keys))
+	out := make([]tagScore, len(keys), len(keys)+max(limit, 0))
 	for i, p := range keys {
-		all[i] = tagScore{path: p, points: points[p]}
+		out[i] = tagScore{path: p, points: points[p]}
 		if sims != nil {
-			all[i].sim = clamp01(sims[i])
+			out[i].sim = clamp01(sims[i])
 		}
-		scores[p] = &all[i]
 	}
 	if qv != nil {
 		k := limit
@@ -122,21 +120,51 @@ func (f *FS) tagScores(ctx context.Context, text string, words []string, limit i
 			return nil, semfs.RewritePath(err, "query", "/")
 		}
 		for _, h := range hits {
-			if _, ok := scores[h.Key]; !ok {
-				scores[h.Key] = &tagScore{path: h.Key, sim: clamp01(h.Similarity)}
+			if _, ok := points[h.Key]; !ok {
+				out = append(out, tagScore{path: h.Key, sim: clamp01(h.Similarity)})
 			}
 		}
 	}
-	out := make([]tagScore, 0, len(scores))
-	for _, s := range scores {
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if a, b := out[i].score(), out[j].score(); a != b {
-			return a > b
+	better := func(a, b tagScore) bool {
+		if x, y := a.score(), b.score(); x != y {
+			return x > y
 		}
-		return out[i].path < out[j].path
-	})
+		return a.path < b.path
+	}
+	if limit > 0 && len(out) > 4*limit {
+		// Keep the best limit with one partial pass (a min-heap of size
+		// limit) instead of sorting every keyword candidate.
+		top := out[:0:0]
+		for _, s := range out {
+			if len(top) < limit {
+				top = append(top, s)
+				for i := len(top) - 1; i > 0 && better(top[(i-1)/2], top[i]); i = (i - 1) / 2 {
+					top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
+				}
+				continue
+			}
+			if !better(s, top[0]) {
+				continue
+			}
+			top[0] = s
+			for i := 0; ; {
+				l, r, m := 2*i+1, 2*i+2, i
+				if l < len(top) && better(top[m], top[l]) {
+					m = l
+				}
+				if r < len(top) && better(top[m], top[r]) {
+					m = r
+				}
+				if m == i {
+					break
+				}
+				top[i], top[m] = top[m], top[i]
+				i = m
+			}
+		}
+		out = top
+	}
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
