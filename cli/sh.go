@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -87,7 +88,7 @@ The exit status is the script's.`,
 				return shExit(sess.Run(ctx, string(data), app.Stdin, app.Stdout, app.Stderr))
 			}
 			if f, ok := app.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				return interactive(ctx, sess, f, app.Stdout)
+				return interactive(ctx, sess, f, app.Stdout, app.Stderr)
 			}
 			data, err := io.ReadAll(app.Stdin)
 			if err != nil {
@@ -141,21 +142,23 @@ func shExit(code int, err error) error {
 
 // interactive runs a read-eval loop on a terminal with line editing and
 // history (golang.org/x/term). Incomplete input (an open quote, a loop
-// without done) continues on the next line.
-func interactive(ctx context.Context, sess *shell.Session, tty *os.File, stdout io.Writer) error {
-	old, err := term.MakeRaw(int(tty.Fd()))
+// without done) continues on the next line. While a command runs the
+// terminal is back in its normal mode and Ctrl-C stops the command.
+func interactive(ctx context.Context, sess *shell.Session, tty *os.File, stdout, stderr io.Writer) error {
+	fd := int(tty.Fd())
+	old, err := term.MakeRaw(fd)
 	if err != nil {
 		return err
 	}
-	defer term.Restore(int(tty.Fd()), old)
+	defer func() { term.Restore(fd, old) }()
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
 	}{tty, stdout}, "")
-	if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
+	if w, h, err := term.GetSize(fd); err == nil && w > 0 && h > 0 {
 		t.SetSize(w, h)
 	}
-	fmt.Fprintf(t, "semfs sh: builtins only, no host programs. Type 'exit' or Ctrl-D to leave.\r\n")
+	fmt.Fprintf(t, "semfs sh: builtins only, no host programs. Type 'help' for the commands, 'exit' or Ctrl-D to leave.\n")
 	var pending strings.Builder
 	last := 0
 	for !sess.Exited() {
@@ -178,7 +181,18 @@ func interactive(ctx context.Context, sess *shell.Session, tty *os.File, stdout 
 			continue
 		}
 		pending.Reset()
-		last, _ = sess.Run(ctx, src, nil, t, t)
+		// Ctrl-C stops this command, not the session: the run's context
+		// is detached from the command's (which main cancels on SIGINT).
+		term.Restore(fd, old)
+		rctx, stop := signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt)
+		last, _ = sess.Run(rctx, src, nil, stdout, stderr)
+		if rctx.Err() != nil {
+			fmt.Fprintln(stderr)
+		}
+		stop()
+		if old, err = term.MakeRaw(fd); err != nil {
+			return err
+		}
 	}
 	if last != 0 {
 		return ShellExit{last}

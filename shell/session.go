@@ -234,8 +234,8 @@ func (s *Session) Run(ctx context.Context, script string, stdin io.Reader, stdou
 		return 1, err
 	}
 	runErr := s.runner.Run(ctx, file)
-	if s.runner.Exited() {
-		s.exited = true
+	if _, isStatus := interp.IsExitStatus(runErr); s.runner.Exited() && (runErr == nil || isStatus) && ctx.Err() == nil {
+		s.exited = true // the exit builtin, not a stopped run
 	}
 	// Stop reporting to the caller's writers: a pipeline stage may still
 	// hold them for a moment after Run returns.

@@ -236,3 +236,19 @@ func TestCdExplainsFailures(t *testing.T) {
 		t.Fatalf("cd docs: %q %d", out, code)
 	}
 }
+
+func TestStoppedRunDoesNotEndTheSession(t *testing.T) {
+	s := New(memfs.New(), Options{Limits: Limits{MaxLoopIterations: 10}})
+	if _, _, code := run(t, s, "while :; do :; done"); code != ExitLimit {
+		t.Fatalf("exit %d", code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Run(ctx, "echo x", nil, nil, nil)
+	if s.Exited() {
+		t.Fatal("a stopped run ended the session")
+	}
+	if out, _, code := run(t, s, "echo still here"); out != "still here\n" || code != 0 {
+		t.Fatalf("%q %d", out, code)
+	}
+}
