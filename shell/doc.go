@@ -44,6 +44,9 @@
 // [semfs.Mkdir]; on a tree without writers, or with Options.ReadOnly, they
 // fail with "Read-only file system" (EROFS). A session with a View sees its
 // own writes at once; writes by others appear in views of a newer Tree.
+// Writes to a path hidden from the session, or below a hidden directory,
+// are refused ("Permission denied"); the access layer enforces the same in
+// production.
 //
 // # Limits
 //
