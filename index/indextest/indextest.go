@@ -5,6 +5,7 @@ package indextest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"testing"
@@ -31,6 +32,12 @@ func Run(t *testing.T, open func(t *testing.T) index.Store) {
 		{"GrepCandidates", grepCandidates},
 		{"MarkAllPending", markAllPending},
 		{"HostileQueries", hostileQueries},
+		{"RetagKeepsContent", retagKeepsContent},
+		{"RenameFileAndSiblingPrefix", renameFileAndSibling},
+		{"WalkOrderAndStop", walkOrderAndStop},
+		{"SearchLimitAndRanking", searchLimitAndRanking},
+		{"BatchPut", batchPut},
+		{"UnicodeAndLikeCharacters", unicodeAndLike},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -369,5 +376,169 @@ func hostileQueries(t *testing.T, s index.Store) {
 	}
 	if _, err := s.File(ctx, "/h.md"); err != nil {
 		t.Fatalf("store damaged by hostile queries: %v", err)
+	}
+}
+
+// retagKeepsContent: a Put without Content changes metadata and keeps the
+// derived data; a Put with new Content replaces it.
+func retagKeepsContent(t *testing.T, s index.Store) {
+	put(t, s, file("/r/a.md", "first task", "x"), "walrus tusks\n")
+	put(t, s, file("/r/a.md", "second task", "x"), "")
+	got, err := s.File(ctx, "/r/a.md")
+	if err != nil || got.Task != "second task" {
+		t.Fatalf("retagged row = %+v, %v", got, err)
+	}
+	if hits, _ := s.SearchChunks(ctx, []string{"walrus"}, index.Filter{}, 10); !slices.Equal(paths(hits), []string{"/r/a.md"}) {
+		t.Fatalf("a metadata-only Put dropped the content: %v", paths(hits))
+	}
+	if c, _ := s.TagKeywordCandidates(ctx, "first"); len(c) != 0 {
+		t.Fatalf("old task still a keyword candidate: %v", c)
+	}
+	if c, _ := s.TagKeywordCandidates(ctx, "second"); !slices.Equal(c, []string{"/r/a.md"}) {
+		t.Fatalf("new task not a keyword candidate: %v", c)
+	}
+	put(t, s, file("/r/a.md", "second task", "x"), "otter whiskers\n")
+	if hits, _ := s.SearchChunks(ctx, []string{"walrus"}, index.Filter{}, 10); len(hits) != 0 {
+		t.Fatalf("replaced content still found: %v", paths(hits))
+	}
+	if hits, _ := s.SearchChunks(ctx, []string{"otter"}, index.Filter{}, 10); !slices.Equal(paths(hits), []string{"/r/a.md"}) {
+		t.Fatalf("new content not found: %v", paths(hits))
+	}
+}
+
+// renameFileAndSibling: renaming one file replaces the destination file,
+// and a path that merely shares a prefix with the source does not move.
+func renameFileAndSibling(t *testing.T, s index.Store) {
+	put(t, s, file("/x/a.md", "mine", ""), "heron feathers\n")
+	put(t, s, file("/x/b.md", "theirs", ""), "pelican beaks\n")
+	put(t, s, file("/x/a.md.bak", "backup", ""), "")
+	put(t, s, file("/x2/c.md", "", ""), "")
+	if err := s.Rename(ctx, "/x/a.md", "/x/b.md"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.File(ctx, "/x/b.md")
+	if err != nil || b.Task != "mine" {
+		t.Fatalf("destination after rename = %+v, %v", b, err)
+	}
+	if _, err := s.File(ctx, "/x/a.md.bak"); err != nil {
+		t.Fatalf("a sibling sharing the prefix moved or vanished: %v", err)
+	}
+	if hits, _ := s.SearchChunks(ctx, []string{"pelican"}, index.Filter{}, 10); len(hits) != 0 {
+		t.Fatalf("the replaced file's content survived: %v", paths(hits))
+	}
+	if hits, _ := s.SearchChunks(ctx, []string{"heron"}, index.Filter{}, 10); !slices.Equal(paths(hits), []string{"/x/b.md"}) {
+		t.Fatalf("moved content = %v", paths(hits))
+	}
+	if err := s.Rename(ctx, "/x", "/y"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.File(ctx, "/x2/c.md"); err != nil {
+		t.Fatalf("/x2 moved with /x: %v", err)
+	}
+	var all []string
+	s.WalkFiles(ctx, "/", func(f index.File) error { all = append(all, f.Path); return nil })
+	if !slices.Equal(all, []string{"/x2/c.md", "/y/a.md.bak", "/y/b.md"}) {
+		t.Fatalf("rows after renames = %v", all)
+	}
+}
+
+// walkOrderAndStop: WalkFiles visits in path order, a file root visits
+// that file, and an error from fn stops the walk and is returned.
+func walkOrderAndStop(t *testing.T, s index.Store) {
+	for _, p := range []string{"/w/b.md", "/w/a/z.md", "/w/a.md", "/w.md", "/v.md"} {
+		put(t, s, file(p, "", ""), "")
+	}
+	var got []string
+	if err := s.WalkFiles(ctx, "/", func(f index.File) error { got = append(got, f.Path); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(got)
+	sort.Strings(want)
+	if len(got) != 5 || !slices.Equal(got, want) {
+		t.Fatalf("WalkFiles(/) = %v, want 5 rows in path order", got)
+	}
+	got = nil
+	s.WalkFiles(ctx, "/w/a.md", func(f index.File) error { got = append(got, f.Path); return nil })
+	if !slices.Equal(got, []string{"/w/a.md"}) {
+		t.Fatalf("WalkFiles(file) = %v", got)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := s.WalkFiles(ctx, "/", func(f index.File) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("WalkFiles with a failing fn: %v after %d rows", err, n)
+	}
+}
+
+// searchLimitAndRanking: limit caps the hits; a chunk holding both query
+// words ranks above chunks holding one; a file path prefix filter that
+// names a file keeps only that file.
+func searchLimitAndRanking(t *testing.T, s index.Store) {
+	for i := range 6 {
+		put(t, s, file(fmt.Sprintf("/s/one%d.md", i), "", ""), "kestrel hovering over fields\n")
+	}
+	put(t, s, file("/s/both.md", "", ""), "kestrel and osprey hunting\n")
+	hits, err := s.SearchChunks(ctx, index.QueryTokens("kestrel osprey"), index.Filter{}, 3)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("limit 3: %d hits, %v", len(hits), err)
+	}
+	if hits[0].Path != "/s/both.md" {
+		t.Fatalf("the chunk with both words ranks %v", paths(hits))
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Fatalf("hits not best first: %+v", hits)
+		}
+	}
+	hits, _ = s.SearchChunks(ctx, index.QueryTokens("kestrel"), index.Filter{PathPrefix: "/s/one3.md"}, 10)
+	if !slices.Equal(paths(hits), []string{"/s/one3.md"}) {
+		t.Fatalf("file path filter = %v", paths(hits))
+	}
+	if hits, _ := s.SearchChunks(ctx, index.QueryTokens("kestrel"), index.Filter{}, 0); len(hits) != 0 {
+		t.Fatalf("limit 0 returned %d hits", len(hits))
+	}
+}
+
+// batchPut: one Put of many items stores all of them, each with its own
+// content.
+func batchPut(t *testing.T, s index.Store) {
+	var items []index.Item
+	for i := range 50 {
+		f := file(fmt.Sprintf("/batch/%02d.md", i), fmt.Sprintf("task%02d", i), "bulk")
+		c, state, reason := index.Analyze(f.Path, []byte(fmt.Sprintf("item number%02d body\n", i)))
+		f.State, f.Reason = state, reason
+		items = append(items, index.Item{File: f, TagText: index.TagText(f.Meta), Content: c})
+	}
+	if err := s.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	s.WalkFiles(ctx, "/batch", func(index.File) error { n++; return nil })
+	if n != 50 {
+		t.Fatalf("%d of 50 rows stored", n)
+	}
+	hits, _ := s.SearchChunks(ctx, []string{"number37"}, index.Filter{}, 10)
+	if !slices.Equal(paths(hits), []string{"/batch/37.md"}) {
+		t.Fatalf("search for one item's word = %v", paths(hits))
+	}
+	if c, _ := s.TagKeywordCandidates(ctx, "task49"); !slices.Equal(c, []string{"/batch/49.md"}) {
+		t.Fatalf("keyword candidates = %v", c)
+	}
+}
+
+// unicodeAndLike: non-ASCII paths and tags round-trip and match case-
+// insensitively; LIKE wildcards in a keyword are literal.
+func unicodeAndLike(t *testing.T, s index.Store) {
+	put(t, s, file("/ü/Ärger.md", "Überprüfung", "bot"), "")
+	put(t, s, file("/p/100%_done.md", "", ""), "")
+	put(t, s, file("/p/100x.md", "", ""), "")
+	if c, _ := s.TagKeywordCandidates(ctx, "überprüfung"); !slices.Equal(c, []string{"/ü/Ärger.md"}) {
+		t.Fatalf("non-ASCII keyword = %v", c)
+	}
+	if f, err := s.File(ctx, "/ü/Ärger.md"); err != nil || f.Task != "Überprüfung" {
+		t.Fatalf("non-ASCII row = %+v, %v", f, err)
+	}
+	if c, _ := s.TagKeywordCandidates(ctx, "0%_d"); !slices.Equal(c, []string{"/p/100%_done.md"}) {
+		t.Fatalf("keyword with LIKE wildcards = %v", c)
 	}
 }
