@@ -16,6 +16,8 @@
 // principal do not exist for the session in any command, glob, error message,
 // search result or count. Without a view, listings go to the FS itself.
 // Reads of file contents always go to the FS.
+// [Tree.Encode] and [LoadTree] persist a tree's shape, so that a store can
+// keep it and sessions start without walking the files.
 //
 // # Builtins
 //
