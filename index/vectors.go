@@ -2,6 +2,7 @@ package index
 
 import (
 	"container/heap"
+	"runtime"
 	"sync"
 )
 
@@ -157,18 +158,27 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 	if k <= 0 || len(q) != v.dims || v.dims == 0 {
 		return nil
 	}
-	h := &hitHeap{}
-	d := v.dims
-	for i := range v.keys {
-		s := dot(v.data[i*d:(i+1)*d], q)
-		if s < min {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, VecHit{v.keys[i], s})
-		} else if worse((*h)[0], VecHit{v.keys[i], s}) {
-			(*h)[0] = VecHit{v.keys[i], s}
-			heap.Fix(h, 0)
+	n := len(v.keys)
+	shards := 1
+	if n >= parallelScan {
+		shards = runtime.GOMAXPROCS(0)
+	}
+	heaps := make([]hitHeap, shards)
+	var wg sync.WaitGroup
+	for s := range shards {
+		lo, hi := n*s/shards, n*(s+1)/shards
+		wg.Go(func() { heaps[s] = v.scan(q, k, min, lo, hi) })
+	}
+	wg.Wait()
+	h := &heaps[0]
+	for _, o := range heaps[1:] {
+		for _, x := range o {
+			if h.Len() < k {
+				heap.Push(h, x)
+			} else if worse((*h)[0], x) {
+				(*h)[0] = x
+				heap.Fix(h, 0)
+			}
 		}
 	}
 	out := make([]VecHit, h.Len())
@@ -176,6 +186,28 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 		out[i] = heap.Pop(h).(VecHit)
 	}
 	return out
+}
+
+// parallelScan is the space size from which Nearest scans on every core.
+const parallelScan = 16384
+
+// scan returns the best k rows of [lo, hi) as a heap.
+func (v *Vectors) scan(q []float32, k int, min float32, lo, hi int) hitHeap {
+	h := hitHeap{}
+	d := v.dims
+	for i := lo; i < hi; i++ {
+		s := dot(v.data[i*d:(i+1)*d], q)
+		if s < min {
+			continue
+		}
+		if h.Len() < k {
+			heap.Push(&h, VecHit{v.keys[i], s})
+		} else if worse(h[0], VecHit{v.keys[i], s}) {
+			h[0] = VecHit{v.keys[i], s}
+			heap.Fix(&h, 0)
+		}
+	}
+	return h
 }
 
 // worse reports whether a ranks below b.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -76,5 +77,42 @@ func BenchmarkNearest100k(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		v.Nearest(q, 10, 0.2)
+	}
+}
+
+// TestVectorsNearestParallel checks the sharded scan against a brute force
+// on a space large enough to be scanned in parallel.
+func TestVectorsNearestParallel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	v := NewVectors()
+	var keys []string
+	var vecs [][]float32
+	for i := range parallelScan + 1000 {
+		k := fmt.Sprintf("k%06d", i)
+		x := randUnit(rng, 8)
+		v.Set(k, x)
+		keys = append(keys, k)
+		vecs = append(vecs, x)
+	}
+	q := randUnit(rng, 8)
+	got := v.Nearest(q, 25, 0.5)
+	var want []VecHit
+	for i, x := range vecs {
+		if s := Cosine(q, x); s >= 0.5 {
+			want = append(want, VecHit{keys[i], s})
+		}
+	}
+	slices.SortFunc(want, func(a, b VecHit) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	want = want[:25]
+	if !slices.Equal(got, want) {
+		t.Fatalf("parallel nearest differs:\n got %v\nwant %v", got, want)
 	}
 }
