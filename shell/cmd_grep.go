@@ -471,6 +471,10 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 		}
 		list = append(list, &grepFile{name: prefix + strings.TrimPrefix(semfs.Rel(fp, p), "/"), p: fp, info: fi, inDir: true, skip: skip})
 		return true
+	}, func(dp string, err error) {
+		// A directory that cannot be listed is reported in its place.
+		list = append(list, &grepFile{name: prefix + strings.TrimPrefix(semfs.Rel(dp, p), "/"), p: dp, err: true,
+			errMsg: fmt.Sprintf("grep: %s: %s\n", strings.TrimSuffix(prefix+strings.TrimPrefix(semfs.Rel(dp, p), "/"), "/"), errText(err)), skip: true})
 	})
 	r.files(list)
 }
@@ -478,7 +482,7 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 // walkFiles calls fn for every directory and file below root in preorder
 // (entries of a directory by name); fn returning false for a directory
 // skips it.
-func (c *call) walkFiles(root string, fn func(p string, info fs.FileInfo, isDir bool) bool) {
+func (c *call) walkFiles(root string, fn func(p string, info fs.FileInfo, isDir bool) bool, onErr func(p string, err error)) {
 	if vn, ok := c.s.nav.(*viewNav); ok && !vn.hasOverlay() {
 		var walk func(i int) bool
 		v := vn.v
@@ -513,6 +517,7 @@ func (c *call) walkFiles(root string, fn func(p string, info fs.FileInfo, isDir 
 		}
 		infos, err := c.readDir(p)
 		if err != nil {
+			onErr(p, err)
 			return
 		}
 		for _, fi := range infos {
@@ -649,6 +654,9 @@ func (r *grepRun) files(list []*grepFile) {
 }
 
 func (r *grepRun) one(ctx context.Context, f *grepFile) {
+	if f.err {
+		return // an unlistable directory, reported by emit
+	}
 	if f.skip {
 		r.g.file(f, nil)
 		return

@@ -453,3 +453,25 @@ func TestRequiredLiteral(t *testing.T) {
 		}
 	}
 }
+
+// unlistableFS fails to list one directory, as a permission error would.
+type unlistableFS struct {
+	semfs.FS
+	dir string
+}
+
+func (u unlistableFS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	if name == u.dir {
+		return nil, semfs.PathErr("readdir", name, semfs.ErrPermission, "")
+	}
+	return u.FS.ReadDir(ctx, name)
+}
+
+func TestGrepReportsUnlistableDirectories(t *testing.T) {
+	mem := memfs.FromMap(map[string]string{"/a/x.md": "hello\n", "/b/y.md": "hello\n", "/c/z.md": "hello\n"})
+	s := New(unlistableFS{mem, "/b"}, Options{})
+	out, stderr, code := run(t, s, "grep -r hello")
+	if out != "a/x.md:hello\nc/z.md:hello\n" || stderr != "grep: b: Permission denied\n" || code != 2 {
+		t.Fatalf("got %q, stderr %q, exit %d", out, stderr, code)
+	}
+}
