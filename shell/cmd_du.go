@@ -59,7 +59,11 @@ func cmdDu(c *call) int {
 		walk = func(shown, p string, info fs.FileInfo, depth int) int64 {
 			total := diskBlocks(info)
 			if info.IsDir() {
-				infos, _ := c.readDir(p)
+				infos, err := c.readDir(p)
+				if err != nil {
+					c.pathErr("cannot read directory '%s': ", shown, err)
+					status = 1
+				}
 				prefix := shown + "/"
 				if shown == "/" {
 					prefix = "/"

@@ -119,6 +119,7 @@ type findParser struct {
 	maxDepth int
 	minDepth int
 	needPath bool // a predicate reads the tree path of files (-empty)
+	failed   bool // a directory could not be read
 	err      string
 }
 
@@ -166,6 +167,9 @@ func cmdFind(c *call) int {
 		}
 		c.findWalk(expr, fp, r, p, info, 0)
 	}
+	if fp.failed {
+		status = 1
+	}
 	return status
 }
 
@@ -190,6 +194,7 @@ func (c *call) findVisit(e *findEnv, expr findExpr, fp *findParser, shown, p str
 	infos, err := c.readDir(p)
 	if err != nil {
 		c.pathErr("‘%s’: ", shown, err)
+		fp.failed = true
 		return
 	}
 	prefix := shown + "/"

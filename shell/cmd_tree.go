@@ -71,6 +71,7 @@ func cmdTree(c *call) int {
 func (c *call) treeDir(p, indent string, depth, level int, all, dirsOnly bool, dirs, files *int) {
 	infos, err := c.readDir(p)
 	if err != nil {
+		c.out.WriteString(indent + "[error opening dir]\n")
 		return
 	}
 	var shown []fs.FileInfo

@@ -475,3 +475,14 @@ func TestGrepReportsUnlistableDirectories(t *testing.T) {
 		t.Fatalf("got %q, stderr %q, exit %d", out, stderr, code)
 	}
 }
+
+func TestDuFindReportUnlistableDirectories(t *testing.T) {
+	mem := memfs.FromMap(map[string]string{"/a/x.md": "hello\n", "/b/y.md": "hello\n"})
+	s := New(unlistableFS{mem, "/b"}, Options{})
+	if _, stderr, code := run(t, s, "du -s ."); code != 1 || stderr != "du: cannot read directory './b': Permission denied\n" {
+		t.Fatalf("du: stderr %q exit %d", stderr, code)
+	}
+	if out, stderr, code := run(t, s, "find ."); out != ".\n./a\n./a/x.md\n./b\n" || code != 1 || stderr != "find: ‘./b’: Permission denied\n" {
+		t.Fatalf("find: %q %q %d", out, stderr, code)
+	}
+}
