@@ -144,8 +144,12 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 			DirectMount:   os.Geteuid() == 0,
 			AllowOther:    opts.AllowOther,
 			MaxWrite:      maxWrite,
+			MaxReadAhead:  maxWrite,
 			DisableXAttrs: true,
-			Debug:         opts.Debug,
+			// Plain READDIR: ls -R and find read d_type and stat only
+			// what they need, instead of a LOOKUP per entry.
+			DisableReadDirPlus: true,
+			Debug:              opts.Debug,
 		},
 		EntryTimeout:    timeout(opts.EntryTimeout),
 		AttrTimeout:     timeout(opts.AttrTimeout),
