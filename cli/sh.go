@@ -27,7 +27,7 @@ func (e ShellExit) Error() string   { return fmt.Sprintf("script exited with sta
 func (e ShellExit) ExitStatus() int { return e.Code }
 
 func newSh(app *App) *cobra.Command {
-	var script, groups string
+	var script, groups, dir string
 	var readOnly, indexed bool
 	var limits shell.Limits
 	cmd := &cobra.Command{
@@ -61,7 +61,14 @@ The exit status is the script's.`,
 			if err != nil {
 				return err
 			}
-			opts := shell.Options{ReadOnly: readOnly, Limits: limits, Principal: semfs.Principal{ID: "sh", Admin: true}}
+			start, err := semfs.Clean("sh", dir)
+			if err != nil {
+				return UsageError{err}
+			}
+			if info, err := semfs.Stat(ctx, fsys, start); err != nil || !info.IsDir() {
+				return Usagef("--dir %s: not a directory of the tree", dir)
+			}
+			opts := shell.Options{ReadOnly: readOnly, Limits: limits, Dir: start, Principal: semfs.Principal{ID: "sh", Admin: true}}
 			if groups != "" {
 				var gs []string
 				for _, g := range strings.Split(groups, ",") {
@@ -99,6 +106,7 @@ The exit status is the script's.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&script, "command", "c", "", "run SCRIPT")
+	f.StringVar(&dir, "dir", "/", "the session's starting directory in the tree")
 	f.StringVar(&groups, "groups", "", "comma-separated groups of the session's principal; hidden files do not exist for it")
 	f.BoolVar(&readOnly, "read-only", false, "refuse every write (redirections, mkdir, tag)")
 	f.BoolVar(&indexed, "indexed", false, "require the tree's index (search, query, tag, indexed grep)")

@@ -108,3 +108,14 @@ func TestShLimits(t *testing.T) {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
 }
+
+func TestShDir(t *testing.T) {
+	root := shFixture(t)
+	code, out, errs := shRun(t, root, "", "--dir", "/docs", "-c", "pwd; ls")
+	if code != 0 || out != "/docs\nb.md\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, _, _ := shRun(t, root, "", "--dir", "/nosuch", "-c", "pwd"); code != ExitUsage {
+		t.Fatalf("a missing --dir: exit %d", code)
+	}
+}
