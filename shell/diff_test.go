@@ -195,6 +195,9 @@ var diffCases = []diffCase{
 	{cmd: "stat -c '%n|%F|%s' emptydir src/README"}, {cmd: "stat -c '%A %a' docs/api.md"}, {cmd: "stat -c '%h' docs src emptydir"},
 	{cmd: "basename docs/deep/"}, {cmd: "basename -s .md docs/api.md docs/guide.md"}, {cmd: "dirname docs/deep/y.go a.txt"},
 	{cmd: "tree -a src"}, {cmd: "tree -d docs"}, {cmd: "tree -L 1 docs src"},
+	{cmd: "grep -A1 hello a.txt docs/api.md docs/guide.md"}, {cmd: "grep -B1 -n hello a.txt words.txt docs/guide.md"},
+	{cmd: "grep -C1 -c match long.txt a.txt"}, {cmd: "grep -A2 -v e b.txt"}, o("grep -r -B1 hello docs"),
+	{cmd: "grep -n -A1 'line 2' long.txt"}, {cmd: "grep -m1 -c hello a.txt words.txt"},
 }
 
 // writeDisk writes the tree below dir with the modification times of
