@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,5 +265,46 @@ func TestRefreshInterval(t *testing.T) {
 	time.Sleep(time.Second)
 	if got := names(b, "/shared"); got != "two.md" {
 		t.Fatalf("a closed FS kept refreshing: %q", got)
+	}
+}
+
+// TestRemoteReadPatterns: a large object read sequentially (one streaming
+// request), with jumps back and forth, and with reads straddling blocks
+// returns exactly the stored bytes.
+func TestRemoteReadPatterns(t *testing.T) {
+	_, open := newStore(t)
+	ctx := context.Background()
+	f := open(t, "")
+	data := make([]byte, 5<<20+777)
+	for i := range data {
+		data[i] = byte(i*31 + i>>13)
+	}
+	if err := f.WriteFile(ctx, "/r.bin", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := f.Open(ctx, "/r.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r := file.(semfs.ReadAtFile)
+	check := func(off int64, n int) {
+		t.Helper()
+		buf := make([]byte, n)
+		got, err := r.ReadAt(buf, off)
+		want := data[off:min(off+int64(n), int64(len(data)))]
+		if got != len(want) || !bytes.Equal(buf[:got], want) || (err != nil && got == n) {
+			t.Fatalf("ReadAt(%d, %d) = %d, %v", off, n, got, err)
+		}
+	}
+	check(0, 3<<19)                 // first block and a half: streams
+	check(3<<19, 1<<20)             // continues the stream across a block boundary
+	check(4<<20+5, 100)             // jumps ahead: a ranged block
+	check(100, 1<<20)               // back to the start
+	check(1<<20-10, 20)             // straddles blocks 0 and 1
+	check(int64(len(data))-50, 100) // runs past the end
+	all, err := io.ReadAll(file)
+	if err != nil || !bytes.Equal(all, data) {
+		t.Fatalf("sequential read: %d bytes, %v", len(all), err)
 	}
 }

@@ -195,9 +195,12 @@ func (m *memFile) Close() error {
 	return nil
 }
 
-// remoteFile reads a large object with ranged requests, one block at a
-// time, keeping the last block so sequential and nearby reads cost no extra
-// round trip.
+// remoteFile reads a large object one block at a time, keeping the last
+// block so nearby reads cost no extra round trip. A read that starts at the
+// beginning or continues where the last block ended opens one streaming
+// request to the end of the object and takes the following blocks from it,
+// so a sequential read costs one round trip rather than one per block; a
+// read elsewhere fetches just its block with a ranged request.
 type remoteFile struct {
 	f      *FS
 	ctx    context.Context
@@ -209,6 +212,66 @@ type remoteFile struct {
 	blkOff int64
 	blk    []byte
 	closed bool
+
+	body    io.ReadCloser // open streaming request, or nil
+	bodyPos int64         // offset of the next byte body delivers
+}
+
+// fetchBlock returns the bytes [start, end] of the object (caller holds
+// r.mu). A broken stream or request is retried (reads are safe to repeat).
+func (r *remoteFile) fetchBlock(start, end int64) ([]byte, error) {
+	want := end - start + 1
+	sequential := start == 0 || (r.blk != nil && start == r.blkOff+int64(len(r.blk)))
+	blk := make([]byte, want)
+	err := r.f.retryRead(r.ctx, func() error {
+		if r.body != nil && r.bodyPos == start {
+			if _, err := io.ReadFull(r.body, blk); err == nil {
+				r.bodyPos += want
+				return nil
+			}
+		}
+		r.closeBody()
+		opts := minio.GetObjectOptions{}
+		last := end
+		if sequential {
+			last = r.info.Size() - 1
+		}
+		if err := opts.SetRange(start, last); err != nil {
+			return err
+		}
+		if r.etag != "" {
+			opts.SetMatchETag(r.etag)
+		}
+		obj, err := r.f.c.GetObject(r.ctx, r.f.bucket, r.f.key(r.path), opts)
+		if err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(obj, blk); err != nil {
+			obj.Close()
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return &fs.PathError{Op: "read", Path: r.path, Err: fmt.Errorf("object store returned fewer bytes than the %d-byte range; the object changed while open, reopen it", want)}
+			}
+			return err
+		}
+		if sequential && last > end {
+			r.body, r.bodyPos = obj, end+1
+		} else {
+			obj.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		r.closeBody()
+		return nil, r.f.storeErr("read", r.path, err)
+	}
+	return blk, nil
+}
+
+func (r *remoteFile) closeBody() {
+	if r.body != nil {
+		r.body.Close()
+		r.body = nil
+	}
 }
 
 const remoteBlock = 1 << 20
@@ -236,28 +299,9 @@ func (r *remoteFile) readAt(b []byte, off int64) (int, error) {
 		if pos < r.blkOff || pos >= r.blkOff+int64(len(r.blk)) || r.blk == nil {
 			start := pos - pos%remoteBlock
 			end := min(start+remoteBlock, size) - 1
-			opts := minio.GetObjectOptions{}
-			if err := opts.SetRange(start, end); err != nil {
-				return n, semfs.PathErr("read", r.path, semfs.ErrInvalid, err.Error())
-			}
-			if r.etag != "" {
-				opts.SetMatchETag(r.etag)
-			}
-			var blk []byte
-			err := r.f.retryRead(r.ctx, func() error {
-				obj, err := r.f.c.GetObject(r.ctx, r.f.bucket, r.f.key(r.path), opts)
-				if err != nil {
-					return err
-				}
-				defer obj.Close()
-				blk, err = io.ReadAll(obj)
-				return err
-			})
+			blk, err := r.fetchBlock(start, end)
 			if err != nil {
-				return n, r.f.storeErr("read", r.path, err)
-			}
-			if int64(len(blk)) != end-start+1 {
-				return n, &fs.PathError{Op: "read", Path: r.path, Err: fmt.Errorf("object store returned %d bytes for a %d-byte range; the object changed while open, reopen it", len(blk), end-start+1)}
+				return n, err
 			}
 			r.blkOff, r.blk = start, blk
 		}
@@ -310,5 +354,6 @@ func (r *remoteFile) Close() error {
 	}
 	r.closed = true
 	r.blk = nil
+	r.closeBody()
 	return nil
 }
