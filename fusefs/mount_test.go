@@ -190,3 +190,28 @@ func TestErrnoTable(t *testing.T) {
 		t.Error("nil error is not 0")
 	}
 }
+
+// TestPageCacheFollowsOtherWriters reads a file through the mount (so the
+// kernel may keep its pages), changes it behind the mount's back with
+// contents of the same size, and checks the next read sees the change.
+func TestPageCacheFollowsOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	tree := memfs.New()
+	if err := semfs.WriteFile(ctx, tree, "/f", []byte("version one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := mount(t, tree, fusefs.Options{AttrTimeout: -1, EntryTimeout: -1})
+	p := filepath.Join(dir, "f")
+	for range 3 { // the second and third opens may keep the cache
+		if got, err := os.ReadFile(p); err != nil || string(got) != "version one" {
+			t.Fatalf("read = %q, %v", got, err)
+		}
+	}
+	time.Sleep(2 * time.Millisecond) // a distinct modification time
+	if err := semfs.WriteFile(ctx, tree, "/f", []byte("version two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != "version two" {
+		t.Fatalf("read after a change behind the mount = %q, %v; want the new contents", got, err)
+	}
+}
