@@ -35,3 +35,29 @@ func BenchmarkPutSmall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetEmbedding measures one drain-worker vector write.
+func BenchmarkSetEmbedding(b *testing.B) {
+	ix, err := Open(context.Background(), filepath.Join(b.TempDir(), "i.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	const n = 1000
+	for i := range n {
+		if err := ix.Put(ctx, item(fmt.Sprintf("/f%d.txt", i), "some text\n", semfs.Tags{})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	vec := make([]float32, 100)
+	vec[0] = 1
+	i := 0
+	for b.Loop() {
+		p := fmt.Sprintf("/f%d.txt", i%n)
+		if err := ix.SetEmbedding(ctx, "content", p+"#00000", "some text\n", vec); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -65,7 +65,7 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 	}
 	cp := append([]float32(nil), vec...)
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		res, err := ix.txExec(ctx, tx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
 			return nil, err
