@@ -26,8 +26,11 @@ import (
 // searches "." and prints names without "./", as GNU grep does.
 //
 // Differences: patterns are translated to Go's RE2 (no back-references;
-// \< and \> are \b, so word boundaries are ASCII); binary detection looks
-// at the whole file where GNU looks at its first buffer.
+// \< and \> are \b, so word boundaries are ASCII); "." and negated
+// bracket expressions match a byte of invalid UTF-8, which GNU's do not;
+// binary detection looks at the whole file where GNU looks at its first
+// buffer, and in a binary file GNU also ends lines at NUL bytes (so -c -v
+// counts can differ) and prints "--" for suppressed context groups.
 //
 // grep -r asks a semfs.GrepCandidatesFS tree for the files that may match
 // and reads only those; files are matched in parallel and printed in
@@ -97,7 +100,7 @@ func cmdGrep(c *call) int {
 	g := &grepper{o: grepOpts{withName: -1, max: -1}}
 	var patterns []string
 	havePattern := false
-	mode := "G"
+	mode, modeSet := "G", false
 	for _, x := range o.list {
 		switch x.name {
 		case "r", "R":
@@ -121,7 +124,11 @@ func cmdGrep(c *call) int {
 		case "x":
 			g.line = true
 		case "E", "F", "G":
-			mode = x.name
+			if modeSet && mode != x.name {
+				c.errf("conflicting matchers specified")
+				return 2
+			}
+			mode, modeSet = x.name, true
 		case "o":
 			g.o.only = true
 		case "h":
@@ -189,13 +196,12 @@ func cmdGrep(c *call) int {
 		c.errf("%v", err)
 		return 2
 	}
-	if g.o.max == 0 {
+	// Like GNU grep, give up at once when no line can be selected: -m 0,
+	// or -v with a pattern that matches every line.
+	if g.o.max == 0 || g.o.invert && g.empty && !g.word && !g.line {
 		return 1
 	}
-	if g.o.only {
-		// GNU grep prints no context lines with -o.
-		g.o.context, g.o.before, g.o.after = false, 0, 0
-	}
+
 	defaultDot := false
 	if len(args) == 0 {
 		if g.o.recursive {
@@ -345,12 +351,16 @@ func (g *grepper) matches(line []byte, all bool) [][2]int {
 		if g.word {
 			ok := !wordAt(line, a, true) && !wordAt(line, b, false)
 			for e := b - 1; !ok && e >= a; e-- {
+				if e < len(line) && !utf8.RuneStart(line[e]) {
+					continue
+				}
 				if g.exact.Match(line[a:e]) && !wordAt(line, a, true) && !wordAt(line, e, false) {
 					b, ok = e, true
 				}
 			}
 			if !ok {
-				s = a + 1
+				_, n := utf8.DecodeRune(line[a:])
+				s = a + max(n, 1)
 				continue
 			}
 		}
@@ -733,10 +743,13 @@ func (g *grepper) file(f *grepFile, data []byte) {
 			}
 			f.groups = true
 		}
+		lastPrinted = no
+		if o.only && sep == '-' {
+			return // -o prints no context lines, but they still join groups
+		}
 		prefix(no, sep)
 		w.Write(text)
 		w.WriteByte('\n')
-		lastPrinted = no
 	}
 	// Line-by-line selection, with the whole-buffer regexp search jumping
 	// over lines that cannot match when nothing else needs them.
@@ -846,6 +859,14 @@ func (g *grepper) file(f *grepFile, data []byte) {
 	}
 	switch {
 	case o.quiet:
+	case o.list && count > 0, o.listNot && count == 0:
+		w.WriteString(f.name)
+		if o.null {
+			w.WriteByte(0)
+		} else {
+			w.WriteByte('\n')
+		}
+	case o.list, o.listNot:
 	case o.count:
 		if showName {
 			w.WriteString(f.name)
@@ -857,12 +878,5 @@ func (g *grepper) file(f *grepFile, data []byte) {
 		}
 		w.WriteString(strconv.FormatInt(count, 10))
 		w.WriteByte('\n')
-	case o.list && count > 0, o.listNot && count == 0:
-		w.WriteString(f.name)
-		if o.null {
-			w.WriteByte(0)
-		} else {
-			w.WriteByte('\n')
-		}
 	}
 }
