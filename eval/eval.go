@@ -92,7 +92,15 @@ func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
 	for _, c := range sig.Vector {
 		r["vector"] = append(r["vector"], c.Path)
 	}
-	r["tag"] = sig.TagRanking()
+	// "tag" is seed 000's query exactly (every whitespace word counts);
+	// the fused methods use the search's tag signal (content words only).
+	res, err := f.Query(ctx, q, 200)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range res {
+		r["tag"] = append(r["tag"], t.Path)
+	}
 	r["fused-sum"] = index.Ranked(meta.Fuse(sig, meta.FusionSum))
 	r["fused-rrf"] = index.Ranked(meta.Fuse(sig, meta.FusionRRF))
 	if RRF != nil {
