@@ -17,7 +17,9 @@ func init() {
 }
 
 func headTail(c *call, tail bool) int {
-	// The obsolete "-5" form means "-n 5".
+	// The obsolete "-5" form means "-n 5" (for tail only before a single
+	// file, as GNU tail accepts it).
+	obsolete := ""
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
 		if a == "--" {
@@ -28,6 +30,7 @@ func headTail(c *call, tail bool) int {
 			continue
 		}
 		if len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9' {
+			obsolete = a[1:]
 			c.args = append(append(append([]string{}, c.args[:i]...), "-n", a[1:]), c.args[i+1:]...)
 			break
 		}
@@ -67,6 +70,13 @@ func headTail(c *call, tail bool) int {
 		count = n
 	}
 	args := o.operands
+	if tail && obsolete != "" && len(args) > 1 {
+		c.errf("option used in invalid context -- %s", obsolete)
+		return 1
+	}
+	if tail && count == 0 && !from {
+		return 0 // GNU tail reads nothing when it will print nothing
+	}
 	if len(args) == 0 {
 		args = []string{"-"}
 	}

@@ -61,7 +61,9 @@ func cmdLs(c *call) int {
 	f.sort(files)
 	f.sort(dirs)
 	if len(files) > 0 {
-		f.print(c, files, false)
+		// GNU ls sizes the columns of the file operands over every
+		// operand, directories included.
+		f.print(c, files, false, dirs...)
 	}
 	header := len(args) > 1 || f.recursive
 	for i, d := range dirs {
@@ -143,8 +145,9 @@ func (f lsFlags) sort(ents []lsEntry) {
 }
 
 // print writes entries; total says whether a -l listing starts with the
-// "total" line (directory listings do, file operands do not).
-func (f lsFlags) print(c *call, ents []lsEntry, total bool) {
+// "total" line (directory listings do, file operands do not). widen are
+// entries not printed whose fields still count for the column widths.
+func (f lsFlags) print(c *call, ents []lsEntry, total bool, widen ...lsEntry) {
 	if !f.long {
 		for _, e := range ents {
 			c.out.WriteString(e.name)
@@ -163,9 +166,10 @@ func (f lsFlags) print(c *call, ents []lsEntry, total bool) {
 			fmt.Fprintf(c.out, "total %d\n", blocks)
 		}
 	}
-	rows := make([][4]string, len(ents)) // links, owner, group, size
+	all := append(append([]lsEntry{}, ents...), widen...)
+	rows := make([][4]string, len(all)) // links, owner, group, size
 	var w [4]int
-	for i, e := range ents {
+	for i, e := range all {
 		size := strconv.FormatInt(diskSize(e.info), 10)
 		if f.human {
 			size = humanSize(diskSize(e.info))
