@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 
 	"github.com/semfs/semfs"
 )
@@ -65,8 +66,8 @@ func cmdDu(c *call) int {
 					status = 1
 				}
 				prefix := shown + "/"
-				if shown == "/" {
-					prefix = "/"
+				if strings.HasSuffix(shown, "/") {
+					prefix = shown
 				}
 				for _, fi := range infos {
 					total += walk(prefix+fi.Name(), semfs.Join(p, fi.Name()), fi, depth+1)

@@ -38,8 +38,12 @@ func cmdTree(c *call) int {
 	for _, a := range args {
 		p, info, err := c.stat(a)
 		if err != nil || !info.IsDir() {
+			if err == nil {
+				files++ // tree 2.x counts a file operand, and does not fail
+			} else {
+				status = 2
+			}
 			fmt.Fprintf(c.out, "%s  [error opening dir]\n", a)
-			status = 2
 			continue
 		}
 		c.out.WriteString(a + "\n")

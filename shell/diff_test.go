@@ -165,7 +165,7 @@ var diffCases = []diffCase{
 	{cmd: "stat -c '%n %s %F %a %A %h %U %G %b %B %Y' a.txt empty.txt docs"}, {cmd: "stat -c '%y' a.txt"},
 	{cmd: "stat --printf '%n:%s\\n' b.txt"}, {cmd: "stat nosuch"},
 	{cmd: "du -s ."}, {cmd: "du -sh docs"}, {cmd: "du docs | sort"}, {cmd: "du -a src | sort"}, {cmd: "du -s a.txt src/big.txt"},
-	{cmd: "du -ah src | sort"}, {cmd: "du -sc docs src"}, {cmd: "du -d 1 docs | sort"}, {cmd: "du --max-depth=0 src"},
+	{cmd: "du -ah src | sort"}, {cmd: "du -sc docs src"}, {cmd: "du -d 1 docs | sort"}, {cmd: "du -a docs/ | sort"}, {cmd: "tree a.txt"}, {cmd: "du --max-depth=0 src"},
 	// more flags and spellings
 	{cmd: "grep --count hello a.txt"}, {cmd: "grep --ignore-case --line-number HELLO a.txt"}, {cmd: "grep -y hello a.txt"},
 	{cmd: "grep --regexp=beta b.txt"}, {cmd: "grep -e alpha -e mu b.txt"}, {cmd: "grep -c -v -e a -e e b.txt"},
