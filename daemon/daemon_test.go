@@ -148,8 +148,21 @@ func TestClientConformance(t *testing.T) {
 	}))
 }
 
+// socketOnly starts an in-process daemon serving a memfs tree (no models,
+// no index): for tests of the socket itself.
+func socketOnly(t *testing.T) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "run", "semfs.sock")
+	d := &daemon.Main{Config: daemon.Config{Mode: daemon.ModeHeadless, Socket: sock}, Tree: memfs.New(), Logger: slog.New(slog.DiscardHandler)}
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return sock
+}
+
 func TestSocketPermissions(t *testing.T) {
-	sock, _ := headless(t)
+	sock := socketOnly(t)
 	info, err := os.Stat(sock)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +209,7 @@ func (rc *rawConn) send(line string) (wire.Response, error) {
 }
 
 func TestSocketProtocolErrors(t *testing.T) {
-	sock, _ := headless(t)
+	sock := socketOnly(t)
 	rc := dialRaw(t, sock)
 	cases := []struct {
 		line, code string
