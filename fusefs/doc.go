@@ -31,6 +31,16 @@
 // modification time when the tree implements [ChtimesFS] and is otherwise
 // ignored. Files are reported as owned by [Options.UID]/[Options.GID].
 //
+// # Caching
+//
+// The kernel caches attributes and names for [Options.AttrTimeout] (1 s by
+// default). A read-only open of a file whose size and modification time are
+// what the previous open saw keeps the kernel's page cache
+// (FOPEN_KEEP_CACHE); any other open drops it, so changes made behind the
+// mount (through the control socket, say) are seen on the next open.
+// Directories are listed with plain READDIR, so ls and find stat only what
+// they need.
+//
 // # Mounting
 //
 // [Mount] mounts with mount(2) directly when running as root and falls back
