@@ -8,6 +8,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,7 +61,9 @@ func semfsBin(t testing.TB) string {
 // non-zero exit.
 func semfs(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(semfsBin(t), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, semfsBin(t), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -164,7 +167,9 @@ func runNode(t testing.TB, plan map[string]any) nodeReport {
 	t.Helper()
 	dir := nodeDir(t)
 	raw, _ := json.Marshal(plan)
-	cmd := exec.Command("node", filepath.Join(dir, "mcp-client.mjs"), string(raw))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "mcp-client.mjs"), string(raw))
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -470,7 +475,9 @@ func TestInspectorCLI(t *testing.T) {
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
 		argv := append([]string{cli, "--cli", semfsBin(t), "mcp", "--root", root, "--groups", "eng"}, args...)
-		cmd := exec.Command("node", argv...)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", argv...)
 		cmd.Dir = dir
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -86,11 +86,21 @@ func Hint(err error) error {
 	case semfs.ErrQuota:
 		hint = "the tree is over its byte quota: remove something first"
 	}
-	if hint == "" {
-		return err
+	var h *hinted
+	if hint == "" || errors.As(err, &h) {
+		return err // nothing to add, or hinted already
 	}
-	return fmt.Errorf("%w (%s)", err, hint)
+	return &hinted{err, hint}
 }
+
+// hinted is an error with a hint appended to its text.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
+func (h *hinted) Unwrap() error { return h.err }
 
 // ReadIn is the input of read_file.
 type ReadIn struct {
