@@ -76,11 +76,19 @@ func cmdXargs(c *call) int {
 	var items []string
 	switch {
 	case hasReplace:
+		// One line per command; quotes and backslashes still quote, but
+		// blanks inside the line do not separate.
 		for _, l := range lines(data) {
 			l = strings.TrimLeft(l, " \t")
-			if l != "" {
-				items = append(items, l)
+			if l == "" {
+				continue
 			}
+			it, err := unquoteXargs(l, false)
+			if err != nil {
+				c.errf("%v", err)
+				return 1
+			}
+			items = append(items, it...)
 		}
 		maxArgs = 1
 	case o.has("0"):
@@ -98,7 +106,7 @@ func cmdXargs(c *call) int {
 				items = items[:len(items)-1]
 			}
 		} else {
-			items, err = splitXargs(string(data))
+			items, err = unquoteXargs(string(data), true)
 			if err != nil {
 				c.errf("%v", err)
 				return 1
@@ -115,6 +123,12 @@ func cmdXargs(c *call) int {
 			argv = make([]string, len(cmd))
 			for i, a := range cmd {
 				argv[i] = strings.ReplaceAll(a, replace, args[0])
+			}
+		}
+		// Arguments are C strings to GNU xargs: a NUL ends them.
+		for i, a := range argv {
+			if j := strings.IndexByte(a, 0); j >= 0 {
+				argv[i] = a[:j]
 			}
 		}
 		code := c.runBuiltin(argv)
@@ -191,16 +205,16 @@ func unescapeDelim(d string) string {
 	return d
 }
 
-// splitXargs splits xargs input into items: blanks and newlines separate,
-// quotes and backslashes quote.
-func splitXargs(s string) ([]string, error) {
+// unquoteXargs splits xargs input into items: blanks and newlines separate
+// (when blanks is set), quotes and backslashes quote.
+func unquoteXargs(s string, blanks bool) ([]string, error) {
 	var items []string
 	var cur strings.Builder
 	inItem := false
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
 		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
+		case blanks && (ch == ' ' || ch == '\t' || ch == '\n'):
 			if inItem {
 				items = append(items, cur.String())
 				cur.Reset()
