@@ -27,9 +27,10 @@
 // [semfs.QueryFS]) and tag ([semfs.SetTags]). For the flags they support,
 // their output and exit status match GNU coreutils, findutils, grep and
 // tree 2.x byte for byte; differential tests run a table of 370 commands
-// and 1,900 seeded random command lines both ways. Known differences are listed in each builtin's file. "help"
-// lists the commands and "COMMAND --help" the options a builtin supports;
-// an unknown option's message lists them too.
+// and 1,900 seeded random command lines both ways. Known differences are
+// listed in each builtin's file. "help" lists the commands and "COMMAND
+// --help" the options a builtin supports; an unknown option's message lists
+// them too.
 //
 // # Errors for agents
 //
