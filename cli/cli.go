@@ -34,8 +34,12 @@ type App struct {
 	Root    string // --root: host directory of the tree (SEMFS_DATA)
 	Index   string // --index: index database (SEMFS_INDEX)
 	Verbose bool   // --verbose
+	// ConfigPath is --config: the configuration file (see semfs config).
+	ConfigPath string
 
-	closers []func() error
+	closers    []func() error
+	configPath string            // the configuration file read, once loaded
+	fileValues map[string]string // its values by key, once loaded
 }
 
 // OnClose registers fn to run when the command finishes.
@@ -148,6 +152,10 @@ with ls, cat, grep and find.`,
 	pf.StringVar(&app.Root, "root", envOr("SEMFS_DATA", "."), "host directory holding the tree's files (env SEMFS_DATA)")
 	pf.StringVar(&app.Index, "index", envOr("SEMFS_INDEX", ""), "index database: a SQLite file or a postgres:// URL (env SEMFS_INDEX; default ROOT/.semfs/index.db)")
 	pf.BoolVarP(&app.Verbose, "verbose", "v", false, "log what semfs is doing to stderr")
+	pf.StringVar(&app.ConfigPath, "config", "", "configuration file (env SEMFS_CONFIG; default $XDG_CONFIG_HOME/semfs/semfs.toml, then /etc/semfs/semfs.toml); see 'semfs config'")
+	// Flags left unset take their value from the environment, then the
+	// configuration file (config.go).
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return app.applyConfig(cmd) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return UsageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
