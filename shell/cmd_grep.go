@@ -805,8 +805,8 @@ func (g *grepper) file(f *grepFile, data []byte) {
 					stop = true
 				}
 			default:
-				if !o.text && !utf8.Valid(line) {
-					f.binary = true
+				if !o.text && !o.only && !utf8.Valid(line) {
+					f.binary = true // GNU holds back a line with an encoding error
 					break
 				}
 				for _, b := range beforeBuf {
@@ -816,6 +816,10 @@ func (g *grepper) file(f *grepFile, data []byte) {
 				if o.only {
 					if !o.invert {
 						for _, m := range g.matches(line, true) {
+							if !o.text && !utf8.Valid(line[m[0]:m[1]]) {
+								f.binary = true
+								continue
+							}
 							emit(lineNo, ':', line[m[0]:m[1]])
 						}
 					}
