@@ -29,8 +29,8 @@ import (
 // \< and \> are \b, so word boundaries are ASCII); "." and negated
 // bracket expressions match a byte of invalid UTF-8, which GNU's do not;
 // binary detection looks at the whole file where GNU looks at its first
-// buffer, and in a binary file GNU also ends lines at NUL bytes (so -c -v
-// counts can differ) and prints "--" for suppressed context groups.
+// buffer, and around a binary file GNU prints "--" for suppressed context
+// groups.
 //
 // grep -r asks a semfs.GrepCandidatesFS tree for the files that may match
 // and reads only those; files are matched in parallel and printed in
@@ -718,6 +718,11 @@ func (g *grepper) file(f *grepFile, data []byte) {
 	o := g.o
 	showName := o.withName == 1 || (o.withName == 2 && f.inDir)
 	binary := !o.text && bytes.IndexByte(data, 0) >= 0
+	if binary {
+		// GNU grep treats NUL bytes of a binary file as line ends; its
+		// lines are never printed, but counts (-c -v) see them.
+		data = bytes.ReplaceAll(data, []byte{0}, []byte{'\n'})
+	}
 	quietOut := o.quiet || o.count || o.list || o.listNot
 	var count int64
 	w := &f.out
