@@ -37,8 +37,7 @@ func streamItem(p string) index.Item {
 // with its derived rows; a failed batch is all there or all absent (one
 // transaction, never partial rows); the other daemon's listener reconnects
 // and its in-memory tag table converges on the database.
-func TestRestartDuringWriteStream(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testRestartDuringWriteStream(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
 	a, err := Open(ctx, dsn, Options{})
@@ -162,16 +161,15 @@ func viaProxy(t *testing.T, dsn string, px *netproxy.Proxy) string {
 	return u.String()
 }
 
-// TestStoreSuiteOverDelayedLink runs the whole store suite with 3 ms of
+// TestStoreSuiteOverDelayedLink runs the whole store suite with 2 ms of
 // latency each way between the store and PostgreSQL.
-func TestStoreSuiteOverDelayedLink(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testStoreSuiteOverDelayedLink(t *testing.T, pg *testserver.Postgres) {
 	px, err := netproxy.New("127.0.0.1:" + strconv.Itoa(pg.Port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer px.Close()
-	px.SetLatency(3*time.Millisecond, 3*time.Millisecond)
+	px.SetLatency(2*time.Millisecond, 2*time.Millisecond)
 	indextest.Run(t, func(t *testing.T) index.Store {
 		ix, err := Open(context.Background(), viaProxy(t, freshDB(t, pg), px), Options{})
 		if err != nil {
@@ -186,8 +184,7 @@ func TestStoreSuiteOverDelayedLink(t *testing.T) {
 // sees the other daemon's changes; when every connection is cut, the next
 // operations fail or succeed cleanly, the pool and the listener reconnect,
 // and nothing acknowledged is lost.
-func TestDelayedAndCutLink(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testDelayedAndCutLink(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	px, err := netproxy.New("127.0.0.1:" + strconv.Itoa(pg.Port))
 	if err != nil {

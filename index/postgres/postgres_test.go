@@ -34,8 +34,35 @@ func freshDB(t *testing.T, pg *testserver.Postgres) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", pg.Port, name)
 }
 
-func TestStoreSuite(t *testing.T) {
+// TestWithServer runs the tests that can share one PostgreSQL server (each
+// in its own database); starting a server costs seconds.
+func TestWithServer(t *testing.T) {
+	t.Parallel()
 	pg := testserver.StartPostgres(t)
+	for _, c := range []struct {
+		name string
+		fn   func(*testing.T, *testserver.Postgres)
+	}{
+		{"StoreSuite", testStoreSuite},
+		{"TwoDaemonsSeeEachOther", testTwoDaemonsSeeEachOther},
+		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
+		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
+		{"DelayedAndCutLink", testDelayedAndCutLink},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, pg) })
+	}
+}
+
+// TestRestarts runs the tests that stop and start the server, one after
+// the other on one server.
+func TestRestarts(t *testing.T) {
+	t.Parallel()
+	pg := testserver.StartPostgres(t)
+	t.Run("ServerRestart", func(t *testing.T) { testServerRestart(t, pg) })
+	t.Run("RestartDuringWriteStream", func(t *testing.T) { testRestartDuringWriteStream(t, pg) })
+}
+
+func testStoreSuite(t *testing.T, pg *testserver.Postgres) {
 	indextest.Run(t, func(t *testing.T) index.Store {
 		ix, err := Open(context.Background(), freshDB(t, pg), Options{})
 		if err != nil {
@@ -49,8 +76,7 @@ func TestStoreSuite(t *testing.T) {
 // TestTwoDaemonsSeeEachOther: two stores on one database (two daemons):
 // changes by one reach the other's in-memory vectors and tag table through
 // LISTEN/NOTIFY within a bounded delay.
-func TestTwoDaemonsSeeEachOther(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testTwoDaemonsSeeEachOther(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
 	a, err := Open(ctx, dsn, Options{})
@@ -102,8 +128,7 @@ func TestTwoDaemonsSeeEachOther(t *testing.T) {
 // TestServerRestart: a write while PostgreSQL is down fails with a clear
 // error that names no password; after the restart writes work again and the
 // notification connection is re-established.
-func TestServerRestart(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testServerRestart(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
 	a, err := Open(ctx, dsn, Options{})
@@ -175,8 +200,7 @@ func TestRedact(t *testing.T) {
 // TestBulkChangesReachOtherDaemons: a Put of many rows and a batch of many
 // vectors notify in several parts (one NOTIFY holds under 8000 bytes); the
 // other daemon ends up with every row and vector.
-func TestBulkChangesReachOtherDaemons(t *testing.T) {
-	pg := testserver.StartPostgres(t)
+func testBulkChangesReachOtherDaemons(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
 	a, err := Open(ctx, dsn, Options{})
