@@ -16,6 +16,10 @@ import (
 // and parentheses; -maxdepth and -mindepth are global options. Without
 // -print or -print0 the whole expression is followed by -print.
 //
+// Difference: GNU find reorders an expression to test names first (its
+// -O1 optimiser), which changes what an action placed before a test in an
+// -o branch does; semfs evaluates left to right, as POSIX describes.
+//
 // Order: each directory's entries by name. GNU find visits entries in
 // readdir order, which on most disks is not sorted; the differential
 // test runs GNU find on a tmpfs copy written so that readdir order is

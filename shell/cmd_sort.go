@@ -30,9 +30,13 @@ func cmdSort(c *call) int {
 	}
 	global := sortKey{numeric: o.has("n"), rev: o.has("r"), fold: o.has("f"), blankStart: o.has("b"), blankEnd: o.has("b")}
 	sep := -1
-	if t, ok := o.last("t"); ok {
+	for _, t := range o.all("t") {
 		if len(t) != 1 {
 			c.errf("multi-character tab '%s'", t)
+			return 2
+		}
+		if sep >= 0 && sep != int(t[0]) {
+			c.errf("incompatible tabs")
 			return 2
 		}
 		sep = int(t[0])
