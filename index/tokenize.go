@@ -155,6 +155,16 @@ func MatchAny(tokens []string) string {
 	return b.String()
 }
 
+// MatchAll builds an FTS5 MATCH expression matching rows with all of
+// tokens, each quoted as in MatchAny.
+func MatchAll(tokens []string) string {
+	q := make([]string, len(tokens))
+	for i, t := range tokens {
+		q[i] = QuoteFTS(t)
+	}
+	return strings.Join(q, " AND ")
+}
+
 // QuoteFTS quotes s as one FTS5 string.
 func QuoteFTS(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`

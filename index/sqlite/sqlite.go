@@ -224,10 +224,20 @@ func (ix *Index) isNew(ctx context.Context) (bool, error) {
 }
 
 // derivedProblems lists what is wrong with the derived tables ("" none).
+// The checks run in one transaction holding the write lock, so a writer in
+// another process cannot commit between two counts and make consistent
+// tables look torn.
 func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	tx, err := ix.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
 	var problems []string
 	var ver string
-	err := ix.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'derived_version'`).Scan(&ver)
+	err = tx.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = 'derived_version'`).Scan(&ver)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		problems = append(problems, "no derived_version marker")
@@ -238,7 +248,7 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 	}
 	for _, t := range derivedTables {
 		var n int
-		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, t).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, t).Scan(&n); err != nil {
 			return nil, err
 		}
 		if n == 0 {
@@ -256,11 +266,11 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 	}
 	for _, c := range counts {
 		var a, b int
-		if err := ix.db.QueryRowContext(ctx, c.a).Scan(&a); err != nil {
+		if err := tx.QueryRowContext(ctx, c.a).Scan(&a); err != nil {
 			problems = append(problems, c.what+": "+err.Error())
 			continue
 		}
-		if err := ix.db.QueryRowContext(ctx, c.b).Scan(&b); err != nil {
+		if err := tx.QueryRowContext(ctx, c.b).Scan(&b); err != nil {
 			problems = append(problems, c.what+": "+err.Error())
 			continue
 		}
