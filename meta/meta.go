@@ -57,8 +57,9 @@ type Options struct {
 	// Ignore, if set, names paths of the base that are not indexed
 	// (bookkeeping such as "/.semfs"). Default: the "/.semfs" subtree.
 	Ignore func(path string) bool
-	// Fusion selects how Search combines signals: FusionRRF (default: it
-	// ranked best on the held-out half of the GOROOT eval) or FusionSum.
+	// Fusion selects how Search combines signals: FusionSum (default: the
+	// latest GOROOT eval ranked it above RRF on the held-out half; see
+	// docs/bench/index.md) or FusionRRF.
 	Fusion string
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
@@ -122,7 +123,7 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 		opts.Now = time.Now
 	}
 	if opts.Fusion == "" {
-		opts.Fusion = FusionRRF
+		opts.Fusion = FusionSum
 	}
 	f := &FS{base: base, store: store, opts: opts, log: opts.Logger,
 		queue: make(chan string, 4096), stop: make(chan struct{})}

@@ -34,7 +34,7 @@ const (
 var (
 	WeightBM25   = 1.0
 	WeightVector = 0.5
-	WeightTag    = 0.4
+	WeightTag    = 0.2
 )
 
 // Weights of FusionRRF (BM25's is 1), chosen on the even questions of the
