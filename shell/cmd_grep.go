@@ -45,7 +45,8 @@ type grepOpts struct {
 	max                                                          int64
 	before, after                                                int
 	context                                                      bool
-	include, exclude, excludeDir                                 []string
+	rules                                                        []fileRule // --include and --exclude, in order
+	excludeDir                                                   []string
 }
 
 type grepper struct {
@@ -174,10 +175,8 @@ func cmdGrep(c *call) int {
 			}
 			patterns = append(patterns, lines(data)...)
 			havePattern = true
-		case "include":
-			g.o.include = append(g.o.include, x.val)
-		case "exclude":
-			g.o.exclude = append(g.o.exclude, x.val)
+		case "include", "exclude":
+			g.o.rules = append(g.o.rules, fileRule{include: x.name == "include", pat: x.val})
 		case "exclude-dir":
 			g.o.excludeDir = append(g.o.excludeDir, x.val)
 		}
@@ -476,7 +475,7 @@ func (r *grepRun) operand(a string, defaultDot bool) {
 				skip = true
 			}
 		}
-		if (len(r.g.o.include) > 0 || len(r.g.o.exclude) > 0) && !r.included(path.Base(fp), false) {
+		if len(r.g.o.rules) > 0 && !r.included(path.Base(fp), false) {
 			return true
 		}
 		list = append(list, &grepFile{name: prefix + strings.TrimPrefix(semfs.Rel(fp, p), "/"), p: fp, info: fi, inDir: true, skip: skip})
@@ -556,26 +555,27 @@ func (r *grepRun) included(name string, dir bool) bool {
 		}
 		return true
 	}
-	for _, x := range o.exclude {
-		if m, _ := path.Match(x, base); m {
-			return false
-		}
-		if m, _ := path.Match(x, name); m {
-			return false
-		}
-	}
-	if len(o.include) == 0 {
+	// GNU grep: the last matching rule wins; when none matches, a file is
+	// included unless the first rule is an --include.
+	if len(o.rules) == 0 {
 		return true
 	}
-	for _, x := range o.include {
-		if m, _ := path.Match(x, base); m {
-			return true
-		}
-		if m, _ := path.Match(x, name); m {
-			return true
+	decided, in := false, false
+	for _, r := range o.rules {
+		if m, _ := path.Match(r.pat, base); m || fnmatch(r.pat, name, false) {
+			decided, in = true, r.include
 		}
 	}
-	return false
+	if !decided {
+		return !o.rules[0].include
+	}
+	return in
+}
+
+// fileRule is one --include or --exclude option.
+type fileRule struct {
+	include bool
+	pat     string
 }
 
 // candidates asks the tree's index for the files below root that may

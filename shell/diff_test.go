@@ -175,7 +175,7 @@ var diffCases = []diffCase{
 	{cmd: "grep -F -e apple -e cherry words.txt"}, {cmd: "grep '[[:digit:]]\\{2\\}' nums.txt"}, {cmd: "grep -E '^(a|b)' b.txt"},
 	{cmd: "grep '^a\\|^b' b.txt"}, {cmd: "grep -c '^' nonl.txt"}, {cmd: "grep -o . nonl.txt | head -3"},
 	{cmd: "grep -q zzz a.txt; echo $?"}, {cmd: "grep -H -c hello a.txt"}, {cmd: "grep -hn hello a.txt b.txt"},
-	o("grep -r -n --include='*.go' -e func -e package"), o("grep -rli HELLO docs src"), o("grep -rc '' docs"),
+	o("grep -r -n --include='*.go' -e func -e package"), o("grep -r --exclude='*.txt' --include='*.go' --include='*.md' hello src docs"), o("grep -r --include='*.md' --exclude='g*' hello"), o("grep -rli HELLO docs src"), o("grep -rc '' docs"),
 	o("find . -ipath '*DEEP*' -type f"), o("find . -wholename './src/*'"), o("find . -type f,d -name '*e*'"),
 	o("find . -name '*.md' -and -not -path '*deep*'"), o("find . -false -or -name README"), o("find . -true -name '*.go'"),
 	o("find . -maxdepth 1 -type f -size +1"), o("find docs -mindepth 1 -maxdepth 1"), o("find src -newer src/main.go"),
