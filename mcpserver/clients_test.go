@@ -592,10 +592,31 @@ func TestNodeClientStreamableHTTP(t *testing.T) {
 		t.Errorf("read-only token tools = %v", got)
 	}
 
+	// The inspector's CLI over streamable HTTP with a bearer token.
+	if cli := filepath.Join(nodeDir(t), "node_modules", "@modelcontextprotocol", "inspector", "cli", "build", "cli.js"); fileExists(cli) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "node", cli, "--cli", base+"/mcp", "--transport", "http",
+			"--header", "Authorization: Bearer eng-token", "--method", "tools/call", "--tool-name", "glob", "--tool-arg", "pattern=**")
+		out, err := cmd.Output()
+		var r map[string]any
+		if err == nil {
+			err = json.Unmarshal(out, &r)
+		}
+		if got := fmt.Sprint(get(r, "structuredContent", "paths")); err != nil || got != "[/notes/auth.md /notes/deploy.md /notes/from-http.md /src/main.go]" {
+			t.Errorf("inspector over HTTP, glob ** as eng: %v, %s", err, out)
+		}
+	}
+
 	for _, tok := range []string{"wrong-token", ""} {
 		rep = runNode(t, plan(tok, nil))
 		if !strings.Contains(rep.ConnectError, "unauthorized") || rep.Tools != nil {
 			t.Errorf("token %q: connect error %q, tools %v", tok, rep.ConnectError, rep.toolNames())
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
