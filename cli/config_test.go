@@ -107,3 +107,36 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Errorf("unknown key: exit %d, %s", code, errs)
 	}
 }
+
+// semfs http refuses bad settings before it opens anything, whichever
+// source they came from.
+func TestHTTPUsageErrors(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	os.Unsetenv("SEMFS_HTTP_TOKENS")
+	os.Unsetenv("SEMFS_HTTP_MCP_PATH")
+	root := t.TempDir()
+	badTokens := filepath.Join(root, "tokens.json")
+	os.WriteFile(badTokens, []byte(`{"tokens": {"t": {"id": "x", "grups": ["a"]}}}`), 0o600)
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"http"}, "--tokens FILE is required"},
+		{nil, []string{"http", "--tokens", badTokens}, `unknown field "grups"`},
+		{map[string]string{"SEMFS_HTTP_TOKENS": badTokens}, []string{"http"}, `unknown field "grups"`},
+		{map[string]string{"SEMFS_HTTP_TOKENS": badTokens, "SEMFS_HTTP_MCP_PATH": "mcp"}, []string{"http"}, `--mcp-path "mcp"`},
+		{nil, []string{"http", "--tokens", badTokens, "--mcp-path", "/v1/mcp"}, "outside /v1/"},
+	} {
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		_, errs, code := runCLI(t, append([]string{"--root", root}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v %v: exit %d, %q; want exit %d with %q", c.env, c.args, code, errs, ExitUsage, c.want)
+		}
+		for k := range c.env {
+			os.Unsetenv(k)
+		}
+	}
+}
