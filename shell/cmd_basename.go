@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// basename, dirname, and a Go echo that xargs uses (the shell's own echo
-// and printf are the interpreter's builtins).
+// basename (-a, -s SUFFIX, -z) and dirname (-z). echo and printf are the
+// interpreter's builtins; xargs runs them through the interpreter.
 
 func init() {
 	register("basename", cmdBasename)
