@@ -200,8 +200,10 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 		return nil, nil
 	}
 	q := strings.Join(terms, " | ")
-	sql := `WITH q AS (SELECT to_tsquery('english', $1) || to_tsquery('simple', $1) AS q)
-		SELECT c.path, c.no, c.start_line, c.end_line, c.text, ts_rank(c.tsv, q.q) AS r
+	// Rank in a subquery that reads no chunk text, then fetch the text of
+	// the top rows only (docs/bench/scale.md: ~9% faster at 100k files).
+	sql := `WITH q AS (SELECT to_tsquery('english', $1) || to_tsquery('simple', $1) AS q),
+		top AS (SELECT c.id, c.key, ts_rank(c.tsv, q.q) AS r
 		FROM chunks c CROSS JOIN q`
 	args := []any{q}
 	var where []string
@@ -234,7 +236,9 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 		sql += ` AND ` + w
 	}
 	args = append(args, limit)
-	sql += ` ORDER BY r DESC, c.key LIMIT $` + strconv.Itoa(len(args))
+	sql += ` ORDER BY r DESC, c.key LIMIT $` + strconv.Itoa(len(args)) + `)
+		SELECT c.path, c.no, c.start_line, c.end_line, c.text, top.r
+		FROM top JOIN chunks c ON c.id = top.id ORDER BY top.r DESC, top.key`
 	rows, err := ix.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, ix.storeErr("search", "/", err)
