@@ -145,7 +145,7 @@ func TestClientConformance(t *testing.T) {
 			}
 		}
 		return subFS{base: c.FS(), dir: dir}
-	}))
+	}), semfstest.Writers(3)) // each op is a socket round trip; keeps the -race run short
 }
 
 // socketOnly starts an in-process daemon serving a memfs tree (no models,
