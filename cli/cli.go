@@ -190,6 +190,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if err != nil {
+		// A script run by `semfs sh` exits with its own status; the shell
+		// already printed whatever the script had to say.
+		var st interface{ ExitStatus() int }
+		if errors.As(err, &st) {
+			return st.ExitStatus()
+		}
 		fmt.Fprintf(stderr, "semfs: %v\n", err)
 		// cobra reports unknown commands and missing args as plain errors.
 		if ExitCode(err) == ExitFailure && isCobraUsage(err) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ func (e ShellExit) Error() string   { return fmt.Sprintf("script exited with sta
 func (e ShellExit) ExitStatus() int { return e.Code }
 
 func newSh(app *App) *cobra.Command {
-	var script, groups, dir string
+	var script, groups, dir, site string
 	var readOnly, indexed bool
 	var limits shell.Limits
 	cmd := &cobra.Command{
@@ -57,8 +58,18 @@ The exit status is the script's.`,
 			if script != "" && len(args) > 0 {
 				return Usagef("give either -c SCRIPT or a script file, not both")
 			}
-			fsys, err := app.openShellTree(ctx, readOnly, indexed)
-			if err != nil {
+			var fsys semfs.FS
+			var err error
+			var siteTree *shell.Tree
+			if site != "" {
+				// A docs site: read-only, and the session is a principal
+				// in --groups (none: public pages only), as seed 003's
+				// sessions are.
+				readOnly = true
+				if fsys, siteTree, err = app.openSiteTree(ctx, site); err != nil {
+					return err
+				}
+			} else if fsys, err = app.openShellTree(ctx, readOnly, indexed); err != nil {
 				return err
 			}
 			start, err := semfs.Clean("sh", dir)
@@ -69,7 +80,10 @@ The exit status is the script's.`,
 				return Usagef("--dir %s: not a directory of the tree", dir)
 			}
 			opts := shell.Options{ReadOnly: readOnly, Limits: limits, Dir: start, Principal: semfs.Principal{ID: "sh", Admin: true}}
-			if groups != "" {
+			if siteTree != nil {
+				opts.Principal = semfs.Principal{ID: "sh", Groups: splitGroups(groups)}
+				opts.View = siteTree.View(opts.Principal)
+			} else if groups != "" {
 				var gs []string
 				for _, g := range strings.Split(groups, ",") {
 					if g = strings.TrimSpace(g); g != "" {
@@ -105,6 +119,7 @@ The exit status is the script's.`,
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&site, "site", "", "open a read-only docs site (see 'semfs docs') instead of the tree at --root")
 	f.StringVarP(&script, "command", "c", "", "run SCRIPT")
 	f.StringVar(&dir, "dir", "/", "the session's starting directory in the tree")
 	f.StringVar(&groups, "groups", "", "comma-separated groups of the session's principal; hidden files do not exist for it")
@@ -129,6 +144,44 @@ func (a *App) openShellTree(ctx context.Context, readOnly, indexed bool) (semfs.
 		return nil, err
 	}
 	return m, nil
+}
+
+// siteTreeBlob names the persisted shell path tree of a docs site.
+const siteTreeBlob = "shell-tree"
+
+// openSiteTree opens a docs site and its path tree: loaded from the store
+// when a session persisted it before, else built once and persisted, so a
+// session opens without walking the site.
+func (a *App) openSiteTree(ctx context.Context, site string) (semfs.FS, *shell.Tree, error) {
+	f, err := a.openDocsSite(ctx, site)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, ok, err := f.Store().Blob(ctx, site, siteTreeBlob); err == nil && ok {
+		if t, err := shell.LoadTree(bytes.NewReader(data), f); err == nil {
+			return f, t, nil
+		}
+	}
+	t, err := shell.NewTree(semfs.WithPrincipal(ctx, semfs.Principal{ID: "sh-tree", Admin: true}), f)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Encode(&buf); err == nil {
+		// Best effort: a session works without the persisted tree.
+		_ = f.Store().PutBlob(ctx, site, siteTreeBlob, buf.Bytes())
+	}
+	return f, t, nil
+}
+
+func splitGroups(s string) []string {
+	var gs []string
+	for _, g := range strings.Split(s, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			gs = append(gs, g)
+		}
+	}
+	return gs
 }
 
 func fileExists(p string) bool {
