@@ -35,9 +35,23 @@ install_test_deps() {
 	# fuse3: fusermount3 and /dev/fuse handling for the FUSE mount tests.
 	# postgresql: the server the PostgreSQL index tests start (initdb as postgres).
 	# grep/findutils/coreutils/bash: the GNU tools the shell's differential tests compare with.
-	apt_install fuse3 postgresql grep findutils coreutils bash git ca-certificates
+	apt_install fuse3 postgresql grep findutils coreutils bash tree ripgrep git ca-certificates
 	if [ -e /dev/fuse ]; then :; else
 		echo "deps: /dev/fuse is missing on this machine; FUSE tests will skip and say so" >&2
 	fi
 	install_versitygw
+	install_node_clients
+}
+
+# The official MCP clients (TypeScript SDK, inspector) that the mcpserver and
+# httpapi tests drive against the semfs binary; pinned by package-lock.json.
+install_node_clients() {
+	if ! command -v npm >/dev/null; then
+		echo "deps: npm is missing; the MCP client tests will skip and say so" >&2
+		return 0
+	fi
+	if [ ! -d testdata/node/node_modules ] || [ testdata/node/package-lock.json -nt testdata/node/node_modules ]; then
+		echo "deps: npm ci --prefix testdata/node"
+		npm ci --prefix testdata/node --no-audit --no-fund --loglevel=error
+	fi
 }
