@@ -23,7 +23,10 @@ const (
 type Config struct {
 	Mount       string // SEMFS_MOUNT, -mount: mount point (default /context)
 	Data        string // SEMFS_DATA, -data: backing directory (default /var/lib/semfs/data)
-	Index       string // SEMFS_INDEX, -index: SQLite index file (default /var/lib/semfs/index.db)
+	Index       string // SEMFS_INDEX, -index: SQLite index file or postgres:// URL (default /var/lib/semfs/index.db)
+	Store       string // SEMFS_STORE, -store: "" (files in Data) or s3://bucket/prefix
+	State       string // SEMFS_STATE, -state: directory of the model-identity marker when the index is PostgreSQL (default: Data/../state)
+	S3          S3Config
 	Socket      string // SEMFS_SOCKET, -socket: control socket (default /run/semfs.sock as root, else /tmp/semfs.sock)
 	SocketGroup string // SEMFS_SOCKET_GROUP, -socket-group: group owning the socket (default: the daemon's)
 	Mode        string // SEMFS_MODE, -mode: mount, headless or off (default mount)
@@ -32,6 +35,20 @@ type Config struct {
 	AllowOther  bool   // SEMFS_ALLOW_OTHER, -allow-other: let other users use the mount (default true as root)
 	AttrTimeout time.Duration
 	Debug       bool
+}
+
+// S3Config reaches the object store of an s3:// Store. The secret key is
+// never printed.
+type S3Config struct {
+	Endpoint  string // SEMFS_S3_ENDPOINT: host:port
+	AccessKey string // SEMFS_S3_ACCESS_KEY
+	SecretKey string // SEMFS_S3_SECRET_KEY
+	Secure    bool   // SEMFS_S3_SECURE: use https
+}
+
+// IndexIsPostgres reports whether the index is a PostgreSQL URL.
+func (c Config) IndexIsPostgres() bool {
+	return strings.HasPrefix(c.Index, "postgres://") || strings.HasPrefix(c.Index, "postgresql://")
 }
 
 // DefaultConfig returns the defaults, before flags and environment.
@@ -80,6 +97,12 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&c.Mount, "SEMFS_MOUNT")
 	str(&c.Data, "SEMFS_DATA")
 	str(&c.Index, "SEMFS_INDEX")
+	str(&c.Store, "SEMFS_STORE")
+	str(&c.State, "SEMFS_STATE")
+	str(&c.S3.Endpoint, "SEMFS_S3_ENDPOINT")
+	str(&c.S3.AccessKey, "SEMFS_S3_ACCESS_KEY")
+	str(&c.S3.SecretKey, "SEMFS_S3_SECRET_KEY")
+	boolean(&c.S3.Secure, "SEMFS_S3_SECURE")
 	str(&c.Socket, "SEMFS_SOCKET")
 	str(&c.SocketGroup, "SEMFS_SOCKET_GROUP")
 	str(&c.Mode, "SEMFS_MODE")
@@ -94,7 +117,9 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fl.SetOutput(out)
 	fl.StringVar(&c.Mount, "mount", c.Mount, "mount point (env SEMFS_MOUNT)")
 	fl.StringVar(&c.Data, "data", c.Data, "backing directory holding the files (env SEMFS_DATA)")
-	fl.StringVar(&c.Index, "index", c.Index, "SQLite index file (env SEMFS_INDEX)")
+	fl.StringVar(&c.Index, "index", c.Index, "SQLite index file, or postgres://user@host:port/db to share the index between daemons (env SEMFS_INDEX)")
+	fl.StringVar(&c.Store, "store", c.Store, "s3://bucket/prefix to keep file contents in an S3-compatible bucket instead of -data (env SEMFS_STORE; endpoint and keys from SEMFS_S3_ENDPOINT, SEMFS_S3_ACCESS_KEY, SEMFS_S3_SECRET_KEY)")
+	fl.StringVar(&c.State, "state", c.State, "directory of the model-identity marker when the index is PostgreSQL (env SEMFS_STATE)")
 	fl.StringVar(&c.Socket, "socket", c.Socket, "control socket path (env SEMFS_SOCKET)")
 	fl.StringVar(&c.SocketGroup, "socket-group", c.SocketGroup, "group that may connect to the socket (env SEMFS_SOCKET_GROUP)")
 	fl.StringVar(&c.Mode, "mode", c.Mode, "mount, headless (socket only) or off (env SEMFS_MODE)")
@@ -118,7 +143,21 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("daemon: SEMFS_MODE/-mode %q: want mount, headless or off", c.Mode)
 	}
-	for _, p := range []*string{&c.Mount, &c.Data, &c.Index, &c.Socket} {
+	paths := []*string{&c.Mount, &c.Data, &c.Socket}
+	if !c.IndexIsPostgres() {
+		paths = append(paths, &c.Index)
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "s3://") {
+		return fmt.Errorf("daemon: SEMFS_STORE/-store %q: want s3://bucket/prefix, or nothing to keep files in -data", c.Store)
+	}
+	if c.Store != "" && c.S3.Endpoint == "" {
+		return fmt.Errorf("daemon: -store %s needs the object store's address: set SEMFS_S3_ENDPOINT (host:port) and its keys", c.Store)
+	}
+	if c.State == "" {
+		c.State = filepath.Join(filepath.Dir(c.Data), "state")
+	}
+	paths = append(paths, &c.State)
+	for _, p := range paths {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err

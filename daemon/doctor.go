@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/fusefs"
-	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/wire"
 )
 
@@ -32,11 +31,13 @@ func OfflineDoctor(ctx context.Context, cfg Config) wire.Doctor {
 		d.Checks = append(d.Checks, wire.Check{Name: "models", Detail: err.Error()})
 		return d
 	}
-	if _, err := os.Stat(cfg.Index); err != nil {
-		d.Checks = append(d.Checks, wire.Check{Name: "index", Detail: fmt.Sprintf("%s: %v", cfg.Index, err)})
-		return d
+	if !cfg.IndexIsPostgres() {
+		if _, err := os.Stat(cfg.Index); err != nil {
+			d.Checks = append(d.Checks, wire.Check{Name: "index", Detail: fmt.Sprintf("%s: %v", cfg.Index, err)})
+			return d
+		}
 	}
-	ix, err := sqlite.Open(ctx, cfg.Index)
+	ix, _, err := openIndex(ctx, cfg, nil)
 	if err != nil {
 		d.Checks = append(d.Checks, wire.Check{Name: "index", Detail: err.Error()})
 		return d
@@ -45,14 +46,14 @@ func OfflineDoctor(ctx context.Context, cfg Config) wire.Doctor {
 	return diagnose(ctx, spaces, ix, cfg, false)
 }
 
-func diagnose(ctx context.Context, spaces embedding.Spaces, ix *sqlite.Index, cfg Config, dropped bool) wire.Doctor {
+func diagnose(ctx context.Context, spaces embedding.Spaces, ix index.Store, cfg Config, dropped bool) wire.Doctor {
 	var d wire.Doctor
 	add := func(name string, ok bool, format string, args ...any) {
 		d.Checks = append(d.Checks, wire.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	s := struct {
 		spaces embedding.Spaces
-		index  *sqlite.Index
+		index  index.Store
 	}{spaces, ix}
 	for _, sp := range []struct {
 		name string
@@ -65,7 +66,7 @@ func diagnose(ctx context.Context, spaces embedding.Spaces, ix *sqlite.Index, cf
 			add("model "+sp.name, true, "%s %s, %d dims, check passed", info.Name, info.Version, info.Dims)
 		}
 	}
-	dir := filepath.Dir(cfg.Index)
+	dir := markerDir(cfg)
 	states, err := embedding.ReadMarker(dir)
 	switch {
 	case err != nil:

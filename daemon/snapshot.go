@@ -57,6 +57,10 @@ type ManifestEntry struct {
 
 // Snapshot writes an archive of the running daemon's tree to out.
 func (m *Main) Snapshot(ctx context.Context, out string) (wire.SnapshotResult, error) {
+	if m.Config.IndexIsPostgres() || m.Config.Store != "" {
+		return wire.SnapshotResult{}, semfs.PathErr("snapshot", "/", semfs.ErrInvalid,
+			"snapshots archive the embedded default (a backing directory and a SQLite index); a tree on PostgreSQL and an object store is backed up with pg_dump and the bucket's own versioning or replication")
+	}
 	return WriteSnapshot(ctx, out, m.Config.Data, m.Config.Index)
 }
 

@@ -8,24 +8,29 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/embedding/models"
 	"github.com/semfs/semfs/hostfs"
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postgres"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/meta"
+	"github.com/semfs/semfs/objfs"
 )
 
 // stack is the tree the daemon serves and what keeps it: the host backing
 // directory, the index, the models and the drain workers.
 type stack struct {
-	fsys   semfs.FS
-	host   *hostfs.FS
-	index  *sqlite.Index
-	meta   *meta.FS
-	spaces embedding.Spaces
-	marker embedding.Report
+	fsys      semfs.FS
+	host      semfs.FS // the backing tree: hostfs over Data, or objfs over Store
+	closeHost func() error
+	index     index.Store
+	meta      *meta.FS
+	spaces    embedding.Spaces
+	marker    embedding.Report
 
 	workers []*embedding.Worker
 	cancel  context.CancelFunc
@@ -57,13 +62,14 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 	if s.spaces, err = checkModels(ctx); err != nil {
 		return nil, err
 	}
-	if s.index, err = sqlite.Open(ctx, cfg.Index); err != nil {
-		return nil, fmt.Errorf("daemon: opening the index %s: %w", cfg.Index, err)
+	var repaired []string
+	if s.index, repaired, err = openIndex(ctx, cfg, log); err != nil {
+		return nil, err
 	}
-	if len(s.index.Repaired) > 0 {
-		log.Warn("index derived data was inconsistent and was rebuilt; files will be re-indexed", "problems", s.index.Repaired)
+	if len(repaired) > 0 {
+		log.Warn("index derived data was inconsistent and was rebuilt; files will be re-indexed", "problems", repaired)
 	}
-	s.marker, err = embedding.EnsureModel(ctx, filepath.Dir(cfg.Index), s.index, map[string]embedding.Embedder{
+	s.marker, err = embedding.EnsureModel(ctx, markerDir(cfg), s.index, map[string]embedding.Embedder{
 		embedding.SpaceTags:    s.spaces.Tags,
 		embedding.SpaceContent: s.spaces.Content,
 	})
@@ -78,11 +84,8 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 			log.Warn("embedding reset owed; dense results are unreliable until a later boot settles it", "space", sp.Space, "err", sp.Err)
 		}
 	}
-	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
-		return nil, fmt.Errorf("daemon: creating the backing directory: %w", err)
-	}
-	if s.host, err = hostfs.Open(cfg.Data, hostfs.ReadWrite); err != nil {
-		return nil, fmt.Errorf("daemon: opening the backing directory %s: %w", cfg.Data, err)
+	if s.host, s.closeHost, err = openBacking(ctx, cfg); err != nil {
+		return nil, err
 	}
 	if s.fsys, err = newTree(ctx, s, log); err != nil {
 		return nil, err
@@ -120,11 +123,70 @@ func (s *stack) close() error {
 	if s.meta != nil {
 		errs = append(errs, s.meta.Close())
 	}
-	if s.host != nil {
-		errs = append(errs, s.host.Close())
+	if s.closeHost != nil {
+		errs = append(errs, s.closeHost())
 	}
 	if s.index != nil {
 		errs = append(errs, s.index.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// markerDir is where the model-identity marker lives: beside a SQLite
+// index, or in the state directory when the index is PostgreSQL.
+func markerDir(cfg Config) string {
+	if cfg.IndexIsPostgres() {
+		return cfg.State
+	}
+	return filepath.Dir(cfg.Index)
+}
+
+// openIndex opens the configured index store: a SQLite file (the embedded
+// default) or PostgreSQL, shared by several daemons. It returns what was
+// repaired at open.
+func openIndex(ctx context.Context, cfg Config, log *slog.Logger) (index.Store, []string, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.IndexIsPostgres() {
+		ix, err := postgres.Open(ctx, cfg.Index, postgres.Options{Logger: log})
+		if err != nil {
+			return nil, nil, fmt.Errorf("daemon: opening the index: %w", err)
+		}
+		if err := os.MkdirAll(cfg.State, 0o755); err != nil {
+			ix.Close()
+			return nil, nil, fmt.Errorf("daemon: creating the state directory: %w", err)
+		}
+		return ix, ix.Repaired, nil
+	}
+	ix, err := sqlite.Open(ctx, cfg.Index)
+	if err != nil {
+		return nil, nil, fmt.Errorf("daemon: opening the index %s: %w", cfg.Index, err)
+	}
+	return ix, ix.Repaired, nil
+}
+
+// openBacking opens the tree that holds the files: the backing directory
+// through hostfs, or an S3-compatible bucket through objfs.
+func openBacking(ctx context.Context, cfg Config) (semfs.FS, func() error, error) {
+	if cfg.Store != "" {
+		oc := objfs.Config{Endpoint: cfg.S3.Endpoint, AccessKey: cfg.S3.AccessKey, SecretKey: cfg.S3.SecretKey,
+			Secure: cfg.S3.Secure, CreateBucket: true, RefreshInterval: 2 * time.Second}
+		if err := oc.ParseURL(cfg.Store); err != nil {
+			return nil, nil, fmt.Errorf("daemon: %w", err)
+		}
+		f, err := objfs.Open(ctx, oc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("daemon: opening the object store: %w", err)
+		}
+		return f, f.Close, nil
+	}
+	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("daemon: creating the backing directory: %w", err)
+	}
+	h, err := hostfs.Open(cfg.Data, hostfs.ReadWrite)
+	if err != nil {
+		return nil, nil, fmt.Errorf("daemon: opening the backing directory %s: %w", cfg.Data, err)
+	}
+	return h, h.Close, nil
 }
