@@ -34,6 +34,10 @@ var settings = []setting{
 	{Key: "mount", Env: "SEMFS_MOUNT", Help: "mount point of semfs serve", Def: func() string { return daemon.DefaultConfig().Mount }},
 	{Key: "mode", Env: "SEMFS_MODE", Help: "semfs serve mode: mount, headless or off", Def: func() string { return daemon.DefaultConfig().Mode }},
 	{Key: "socket_group", Env: "SEMFS_SOCKET_GROUP", Help: "group owning the control socket", Def: func() string { return "" }},
+	{Key: "store", Env: "SEMFS_STORE", Help: "s3://bucket/prefix: keep file contents in an S3-compatible bucket (semfs serve)", Def: func() string { return "" }},
+	{Key: "state", Env: "SEMFS_STATE", Help: "directory of the model-identity marker when the index is PostgreSQL", Def: func() string { return "" }},
+	{Key: "s3.endpoint", Env: "SEMFS_S3_ENDPOINT", Help: "host:port of the S3-compatible server (the secret key comes only from SEMFS_S3_SECRET_KEY)", Def: func() string { return "" }},
+	{Key: "s3.access_key", Env: "SEMFS_S3_ACCESS_KEY", Help: "access key of the S3-compatible server", Def: func() string { return "" }},
 	{Key: "http.listen", Env: "SEMFS_HTTP_LISTEN", Flag: "listen", Help: "address of semfs http", Def: func() string { return "127.0.0.1:7434" }},
 	{Key: "http.tokens", Env: "SEMFS_HTTP_TOKENS", Flag: "tokens", Help: "bearer tokens file of semfs http", Def: func() string { return "" }},
 	{Key: "http.mcp_path", Env: "SEMFS_HTTP_MCP_PATH", Flag: "mcp-path", Help: "URL path of MCP over HTTP (empty: off)", Def: func() string { return "" }},
@@ -47,7 +51,13 @@ type fileConfig struct {
 	Mount       string `toml:"mount"`
 	Mode        string `toml:"mode"`
 	SocketGroup string `toml:"socket_group"`
-	HTTP        struct {
+	Store       string `toml:"store"`
+	State       string `toml:"state"`
+	S3          struct {
+		Endpoint  string `toml:"endpoint"`
+		AccessKey string `toml:"access_key"`
+	} `toml:"s3"`
+	HTTP struct {
 		Listen  string `toml:"listen"`
 		Tokens  string `toml:"tokens"`
 		MCPPath string `toml:"mcp_path"`
@@ -56,7 +66,8 @@ type fileConfig struct {
 
 func (c *fileConfig) values() map[string]string {
 	v := map[string]string{"root": c.Root, "index": c.Index, "socket": c.Socket, "mount": c.Mount,
-		"mode": c.Mode, "socket_group": c.SocketGroup,
+		"mode": c.Mode, "socket_group": c.SocketGroup, "store": c.Store, "state": c.State,
+		"s3.endpoint": c.S3.Endpoint, "s3.access_key": c.S3.AccessKey,
 		"http.listen": c.HTTP.Listen, "http.tokens": c.HTTP.Tokens, "http.mcp_path": c.HTTP.MCPPath}
 	for k, s := range v {
 		if s == "" {
