@@ -3,13 +3,20 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/docfs"
 	"github.com/semfs/semfs/docfs/sqlstore"
+	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/hostfs"
+	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/meta"
 )
 
 func init() { Register("docs", newDocs) }
@@ -95,6 +102,10 @@ func newDocsIngest(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// (Replacing the site dropped its persisted shell tree too.)
+			if err := app.indexSite(ctx, site); err != nil {
+				return fmt.Errorf("site %s is stored, but indexing it for search failed: %w", site, err)
+			}
 			if app.JSON {
 				return app.PrintJSON(rep)
 			}
@@ -138,6 +149,113 @@ func newDocsSites(app *App) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// siteIndexDir is where a site's search index and model marker live: a
+// directory of its own beside the tree's index, so that a model change
+// re-embeds it like any index.
+func (a *App) siteIndexDir(site string) (string, error) {
+	p, err := a.indexPath()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(p), "docs-"+site), nil
+}
+
+// indexSite makes a stored site searchable: its pages are chunked, indexed
+// and embedded into the site's own index, and each page's visibility and
+// title become its tags there, so search results obey the same groups.
+func (a *App) indexSite(ctx context.Context, site string) error {
+	f, err := a.openDocsSite(ctx, site)
+	if err != nil {
+		return err
+	}
+	dir, err := a.siteIndexDir(site)
+	if err != nil {
+		return err
+	}
+	// A fresh index each time: the site was replaced whole.
+	for _, name := range []string{"index.db", "index.db-wal", "index.db-shm"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	m, closeAll, err := a.openSiteMeta(ctx, f, dir)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	admin := semfs.WithPrincipal(ctx, semfs.Principal{ID: "docs-ingest", Admin: true})
+	if _, err := m.Reconcile(admin, meta.ReconcileOptions{}); err != nil {
+		return err
+	}
+	for p, err := range semfs.Files(admin, f, "/") {
+		if err != nil {
+			return err
+		}
+		pm, err := f.Meta(admin, p)
+		if err != nil {
+			return err
+		}
+		if err := m.SetTags(admin, p, semfs.Tags{Summary: pm.Summary, Groups: pm.Groups, Public: pm.Public}); err != nil {
+			return err
+		}
+	}
+	_, err = a.drainEmbeddings(ctx, m, !a.JSON)
+	return err
+}
+
+// openSiteMeta opens the metadata layer of a site over its index in dir.
+func (a *App) openSiteMeta(ctx context.Context, f *docfs.FS, dir string) (*meta.FS, func() error, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		return nil, nil, UnavailableError{err}
+	}
+	spaces, err := a.spaces()
+	if err != nil {
+		ix.Close()
+		return nil, nil, err
+	}
+	if _, err := embedding.EnsureModel(ctx, dir, ix, spaces.Map()); err != nil {
+		ix.Close()
+		return nil, nil, err
+	}
+	m, err := meta.New(f, ix, meta.Options{Spaces: spaces, Logger: a.logger()})
+	if err != nil {
+		ix.Close()
+		return nil, nil, err
+	}
+	closeAll := func() error {
+		m.Close()
+		return ix.Close()
+	}
+	return m, closeAll, nil
+}
+
+// openSearchableSite opens a site for sessions: its pages through the
+// metadata layer of its index (search, query, indexed grep), read-only —
+// no session may write or re-tag a page.
+func (a *App) openSearchableSite(ctx context.Context, site string) (semfs.FS, error) {
+	f, err := a.openDocsSite(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := a.siteIndexDir(site)
+	if err != nil {
+		return nil, err
+	}
+	if !fileExists(filepath.Join(dir, "index.db")) {
+		return f, nil // ingested by an older semfs: browsable, not searchable
+	}
+	m, closeAll, err := a.openSiteMeta(ctx, f, dir)
+	if err != nil {
+		return nil, err
+	}
+	a.OnClose(closeAll)
+	return access.New(m, access.Policy{Default: access.Read}), nil
 }
 
 // openDocsSite opens a docs site read-only, for the shell.

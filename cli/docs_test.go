@@ -79,7 +79,23 @@ func TestShOnDocsSite(t *testing.T) {
 	if out != "Stripe webhooks.\n" {
 		t.Fatalf("billing session: %q", out)
 	}
-	_, errs, code := run("sh", "--site", "hb", "-c", "echo x > /auth/new.md")
+	// The site is searchable, and search obeys the same groups.
+	out, errs, code := run("sh", "--site", "hb", "-c", "search tokens expire")
+	if code != 0 || !strings.Contains(out, "/auth/oauth.mdx") {
+		t.Fatalf("public search: %d %q %q", code, out, errs)
+	}
+	out, _, _ = run("sh", "--site", "hb", "-c", "search stripe webhooks")
+	if strings.Contains(out, "billing") {
+		t.Fatalf("a public session's search shows a hidden page: %q", out)
+	}
+	out, _, _ = run("sh", "--site", "hb", "--groups", "billing", "-c", "search stripe webhooks")
+	if !strings.Contains(out, "/internal/billing.mdx") {
+		t.Fatalf("the billing session's search misses its page: %q", out)
+	}
+	if _, errs, code := run("sh", "--site", "hb", "-c", "tag /auth/oauth.mdx --task x"); code == 0 {
+		t.Fatalf("a session re-tagged a page of a site: %q", errs)
+	}
+	_, errs, code = run("sh", "--site", "hb", "-c", "echo x > /auth/new.md")
 	if code == 0 || !strings.Contains(strings.ToLower(errs), "read-only") {
 		t.Fatalf("write into a site: %d %q", code, errs)
 	}

@@ -153,25 +153,29 @@ const siteTreeBlob = "shell-tree"
 // when a session persisted it before, else built once and persisted, so a
 // session opens without walking the site.
 func (a *App) openSiteTree(ctx context.Context, site string) (semfs.FS, *shell.Tree, error) {
-	f, err := a.openDocsSite(ctx, site)
+	store, err := a.openDocsStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if data, ok, err := f.Store().Blob(ctx, site, siteTreeBlob); err == nil && ok {
-		if t, err := shell.LoadTree(bytes.NewReader(data), f); err == nil {
-			return f, t, nil
+	fsys, err := a.openSearchableSite(ctx, site)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, ok, err := store.Blob(ctx, site, siteTreeBlob); err == nil && ok && len(data) > 0 {
+		if t, err := shell.LoadTree(bytes.NewReader(data), fsys); err == nil {
+			return fsys, t, nil
 		}
 	}
-	t, err := shell.NewTree(semfs.WithPrincipal(ctx, semfs.Principal{ID: "sh-tree", Admin: true}), f)
+	t, err := shell.NewTree(semfs.WithPrincipal(ctx, semfs.Principal{ID: "sh-tree", Admin: true}), fsys)
 	if err != nil {
 		return nil, nil, err
 	}
 	var buf bytes.Buffer
 	if err := t.Encode(&buf); err == nil {
 		// Best effort: a session works without the persisted tree.
-		_ = f.Store().PutBlob(ctx, site, siteTreeBlob, buf.Bytes())
+		_ = store.PutBlob(ctx, site, siteTreeBlob, buf.Bytes())
 	}
-	return f, t, nil
+	return fsys, t, nil
 }
 
 func splitGroups(s string) []string {
