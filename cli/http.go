@@ -7,10 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/semfs/semfs/httpapi"
@@ -61,11 +59,7 @@ When it is listening, it prints "listening on http://ADDR" to stderr; with
 			}
 			cfg.Logger = app.logger()
 			api := httpapi.New(m, cfg)
-			mux := http.NewServeMux()
-			mux.Handle("/", api)
-			if mcpPath != "" {
-				mux.Handle(mcpPath, mcpOverHTTP(api))
-			}
+			mux := mcpserver.Mux(api, mcpPath, version())
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return UnavailableError{fmt.Errorf("listening on %s: %w", listen, err)}
@@ -96,29 +90,4 @@ When it is listening, it prints "listening on http://ADDR" to stderr; with
 	f.StringVar(&tokens, "tokens", "", "JSON file mapping bearer tokens to principals and path rules (config http.tokens, env SEMFS_HTTP_TOKENS)")
 	f.StringVar(&mcpPath, "mcp-path", "", "also serve MCP over streamable HTTP at this URL path, e.g. /mcp (config http.mcp_path, env SEMFS_HTTP_MCP_PATH)")
 	return cmd
-}
-
-// mcpOverHTTP serves MCP over streamable HTTP with the API's bearer
-// tokens: each token gets its own MCP server, acting as its principal on
-// its tree, so one token's session can never be driven with another's.
-func mcpOverHTTP(api *httpapi.API) http.Handler {
-	var mu sync.Mutex
-	handlers := map[*httpapi.Session]http.Handler{}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok := api.Authenticate(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="semfs"`)
-			httpapi.WriteError(w, http.StatusUnauthorized, "missing or unknown bearer token: send Authorization: Bearer TOKEN")
-			return
-		}
-		mu.Lock()
-		h, ok := handlers[sess]
-		if !ok {
-			srv := mcpserver.New(sess.FS, mcpserver.Options{Principal: sess.Principal, ReadOnly: sess.ReadOnly, Version: version()})
-			h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() }, nil)
-			handlers[sess] = h
-		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
 }

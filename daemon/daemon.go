@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -76,16 +77,18 @@ type Main struct {
 	// that assemble their own layer stack, and for tests of the socket.
 	Tree semfs.FS
 
-	log     *slog.Logger
-	apps    *Apps
-	stack   *stack
-	fsys    semfs.FS
-	mnt     *fusefs.Server
-	helper  *os.File // write end of the unmount helper's pipe
-	sock    *socketServer
-	started time.Time
-	ready   atomic.Bool
-	dropped bool
+	log      *slog.Logger
+	apps     *Apps
+	stack    *stack
+	fsys     semfs.FS
+	mnt      *fusefs.Server
+	helper   *os.File // write end of the unmount helper's pipe
+	sock     *socketServer
+	http     *http.Server
+	httpAddr string
+	started  time.Time
+	ready    atomic.Bool
+	dropped  bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -139,6 +142,11 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	m.sock = &socketServer{ln: ln, path: cfg.Socket, handlers: m.handlers(), apps: m.apps, log: m.log, conns: map[net.Conn]struct{}{}}
 	go m.sock.serve(context.WithoutCancel(ctx))
+	if cfg.HTTP.Listen != "" {
+		if err := m.serveHTTP(); err != nil {
+			return err
+		}
+	}
 
 	m.ready.Store(true)
 	if cfg.Ready != "" {
@@ -256,6 +264,13 @@ func (m *Main) Close() error {
 		var errs []error
 		if m.sock != nil {
 			m.sock.close()
+		}
+		if m.http != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if err := m.http.Shutdown(sctx); err != nil {
+				m.http.Close()
+			}
+			cancel()
 		}
 		if m.mnt != nil {
 			if m.helper != nil {
