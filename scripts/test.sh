@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 
 # shellcheck source=scripts/deps.sh
@@ -21,4 +22,4 @@ echo "== go vet"
 go vet ./...
 
 echo "== go test -race"
-go test -race -count=1 -timeout 25m ./...
+go test -race -count=1 -timeout 15m ./...
