@@ -5,138 +5,21 @@ package httpapi_test
 // indexed by `semfs index`.
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/semfs/semfs/internal/testbin"
+	"github.com/semfs/semfs/internal/testtree"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	binDir    string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// semfsBin builds cmd/semfs once per test binary.
-func semfsBin(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "semfs-bin-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "semfs")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/semfs/semfs/cmd/semfs").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-func semfs(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, semfsBin(t), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("semfs %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
-}
-
-var hostFiles = map[string]string{
-	"notes/auth.md":     "# Auth bug\n\nLogin fails when the token expires.\nTODO: refresh tokens.\n",
-	"notes/deploy.md":   "# Deploy\n\nRun the pipeline.\n",
-	"billing/secret.md": "# Invoices\n\nStripe keys rotate monthly.\n",
-	"src/main.go":       "package main\n\nfunc main() {}\n",
-}
-
-// hostTree writes hostFiles to a fresh directory, indexes it and hides
-// /billing/secret.md from everyone outside group "billing".
-func hostTree(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range hostFiles {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	semfs(t, "--root", dir, "index", dir)
-	semfs(t, "--root", dir, "tag", "/billing/secret.md", "--task", "invoices", "--groups", "billing")
-	return dir
-}
-
-// startHTTP runs `semfs http` on a free loopback port and returns its base
-// URL; the process is interrupted when the test ends.
-func startHTTP(t testing.TB, root, tokens string, extra ...string) string {
-	t.Helper()
-	tf := filepath.Join(t.TempDir(), "tokens.json")
-	if err := os.WriteFile(tf, []byte(tokens), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(semfsBin(t), append([]string{"--root", root, "http", "--listen", "127.0.0.1:0", "--tokens", tf}, extra...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "semfs http: listening on "); ok {
-				addr <- a
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return a
-	case <-time.After(20 * time.Second):
-		t.Fatal("semfs http did not report its address within 20 s")
-	}
-	return ""
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 const tokens = `{"max_json": 4096, "max_body": 65536, "tokens": {
   "admin-token": {"id": "admin", "app": "ops", "admin": true},
@@ -179,12 +62,12 @@ func do(t *testing.T, method, url, token, contentType string, body io.Reader) re
 }
 
 func TestHTTPEndToEnd(t *testing.T) {
-	root := hostTree(t)
+	root := testbin.HostTree(t)
 	// A host symlink pointing out of the tree, made after indexing.
 	if err := os.Symlink("/etc/passwd", filepath.Join(root, "notes", "escape")); err != nil {
 		t.Fatal(err)
 	}
-	base := startHTTP(t, root, tokens)
+	base := testbin.StartHTTP(t, root, tokens)
 	post := func(token, op, body string) response {
 		t.Helper()
 		return do(t, "POST", base+"/v1/"+op, token, "application/json", strings.NewReader(body))
@@ -304,7 +187,7 @@ func TestHTTPEndToEnd(t *testing.T) {
 	expect("eng remove hidden", post("eng-token", "remove", `{"path":"/billing","recursive":true}`), 404, "not_exist")
 	expect("eng move hidden", post("eng-token", "move", `{"from":"/billing/secret.md","to":"/notes/x.md"}`), 404, "not_exist")
 	r = do(t, "GET", base+"/v1/files/billing/secret.md", "ro-token", "", nil)
-	if r.Status != 200 || string(r.Body) != hostFiles["billing/secret.md"] {
+	if r.Status != 200 || string(r.Body) != testtree.Files["/billing/secret.md"] {
 		t.Errorf("billing member reads the billing file: %d %s", r.Status, r.Body)
 	}
 
@@ -317,7 +200,7 @@ func TestHTTPEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "notes/x.md")); !os.IsNotExist(err) {
 		t.Errorf("a refused write reached the host: %v", err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(root, "billing/secret.md")); string(data) != hostFiles["billing/secret.md"] {
+	if data, _ := os.ReadFile(filepath.Join(root, "billing/secret.md")); string(data) != testtree.Files["/billing/secret.md"] {
 		t.Errorf("the hidden file changed: %q", data)
 	}
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs/internal/testbin"
 )
 
 // TestHTTPSearchLoad runs 50 concurrent clients posting /v1/search to a
@@ -26,8 +28,8 @@ func TestHTTPSearchLoad(t *testing.T) {
 		dur = d
 	}
 	const clients = 50
-	root := hostTree(t)
-	base := startHTTP(t, root, tokens)
+	root := testbin.HostTree(t)
+	base := testbin.StartHTTP(t, root, tokens)
 	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}

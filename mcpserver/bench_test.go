@@ -11,6 +11,8 @@ import (
 
 	"github.com/semfs/semfs/internal/testtree"
 	"github.com/semfs/semfs/mcpserver"
+
+	"github.com/semfs/semfs/internal/testbin"
 )
 
 // benchCalls are the two round trips of docs/bench/api.md.
@@ -70,10 +72,10 @@ func BenchmarkToolServerSide(b *testing.B) {
 // the built binary (`semfs mcp`, on a host directory with a SQLite index)
 // and talks to it over stdio pipes.
 func BenchmarkToolStdio(b *testing.B) {
-	root := hostTree(b)
+	root := testbin.HostTree(b)
 	for _, tool := range []string{"read_file", "search"} {
 		b.Run(tool, func(b *testing.B) {
-			cmd := exec.Command(semfsBin(b), "mcp", "--root", root, "--app", "bench")
+			cmd := exec.Command(testbin.Path(b), "mcp", "--root", root, "--app", "bench")
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
 				b.Fatal(err)

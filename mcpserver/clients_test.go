@@ -6,7 +6,6 @@ package mcpserver_test
 // HTTP, on a host directory indexed by `semfs index`.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,86 +16,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs/internal/testbin"
+	"github.com/semfs/semfs/internal/testtree"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	binDir    string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// semfsBin builds cmd/semfs once per test binary.
-func semfsBin(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "semfs-bin-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "semfs")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/semfs/semfs/cmd/semfs").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// semfs runs the binary and returns its stdout, failing the test on a
-// non-zero exit.
-func semfs(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, semfsBin(t), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("semfs %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
-}
-
-var hostFiles = map[string]string{
-	"notes/auth.md":     "# Auth bug\n\nLogin fails when the token expires.\nTODO: refresh tokens.\n",
-	"notes/deploy.md":   "# Deploy\n\nRun the pipeline.\n",
-	"billing/secret.md": "# Invoices\n\nStripe keys rotate monthly.\n",
-	"src/main.go":       "package main\n\nfunc main() {}\n",
-}
-
-// hostTree writes hostFiles to a fresh directory, indexes it, hides
-// /billing/secret.md from everyone outside group "billing" and tags
-// /notes/auth.md.
-func hostTree(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range hostFiles {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	semfs(t, "--root", dir, "index", dir)
-	semfs(t, "--root", dir, "tag", "/billing/secret.md", "--task", "invoices", "--groups", "billing")
-	semfs(t, "--root", dir, "tag", "/notes/auth.md", "--task", "fix the auth bug", "--app", "editor")
-	return dir
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // nodeDir is the directory of the Node clients; the test skips when their
 // packages are not installed.
@@ -185,7 +112,7 @@ func runNode(t testing.TB, plan map[string]any) nodeReport {
 }
 
 func stdioPlan(root string, flags []string, calls []call) map[string]any {
-	return map[string]any{"transport": "stdio", "command": binPath,
+	return map[string]any{"transport": "stdio", "command": testbin.Built(),
 		"args": append([]string{"mcp", "--root", root}, flags...), "calls": calls}
 }
 
@@ -212,7 +139,7 @@ func get(v any, path ...any) any {
 
 func TestNodeClientStdioEveryTool(t *testing.T) {
 	nodeDir(t)
-	root := hostTree(t)
+	root := testbin.HostTree(t)
 	calls := []call{
 		{"read_file", map[string]any{"path": "/notes/auth.md", "offset": 3, "limit": 1}},
 		{"list", map[string]any{"path": "/notes"}},
@@ -325,7 +252,7 @@ func TestNodeClientStdioEveryTool(t *testing.T) {
 	if c := rep.Calls[22]; !strings.Contains(c.ProtocolError, "unknown tool") {
 		t.Errorf("unknown tool: %+v", c)
 	}
-	if r := rep.Resources; len(r) != 2 || r[0].Text != hostFiles["notes/deploy.md"] || r[1].Error == "" {
+	if r := rep.Resources; len(r) != 2 || r[0].Text != testtree.Files["/notes/deploy.md"] || r[1].Error == "" {
 		t.Errorf("resources = %+v", r)
 	}
 
@@ -401,7 +328,7 @@ func checkHidden(t *testing.T, root string, rep nodeReport) {
 		}
 	}
 	data, err := os.ReadFile(filepath.Join(root, "billing/secret.md"))
-	if string(data) != hostFiles["billing/secret.md"] {
+	if string(data) != testtree.Files["/billing/secret.md"] {
 		t.Errorf("the hidden file changed on the host: %q, %v", data, err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "notes/stolen.md")); !os.IsNotExist(err) {
@@ -412,7 +339,7 @@ func checkHidden(t *testing.T, root string, rep nodeReport) {
 		Path string `json:"path"`
 		Task string `json:"task"`
 	}
-	out := semfs(t, "--root", root, "--json", "query", "invoices")
+	out := testbin.Run(t, "--root", root, "--json", "query", "invoices")
 	if err := json.Unmarshal([]byte(out), &q); err != nil {
 		t.Fatalf("semfs query --json: %v\n%s", err, out)
 	}
@@ -423,7 +350,7 @@ func checkHidden(t *testing.T, root string, rep nodeReport) {
 
 func TestNodeClientStdioHiddenFiles(t *testing.T) {
 	nodeDir(t)
-	root := hostTree(t)
+	root := testbin.HostTree(t)
 	rep := runNode(t, stdioPlan(root, []string{"--app", "intruder", "--groups", "eng"}, hiddenCalls))
 	checkHidden(t, root, rep)
 	// The same session does see the rest of the tree.
@@ -434,7 +361,7 @@ func TestNodeClientStdioHiddenFiles(t *testing.T) {
 
 func TestNodeClientStdioReadOnly(t *testing.T) {
 	nodeDir(t)
-	root := hostTree(t)
+	root := testbin.HostTree(t)
 	rep := runNode(t, stdioPlan(root, []string{"--read-only", "--groups", "eng"}, append([]call{
 		{"shell", map[string]any{"script": "echo x > /notes/x.md"}},
 		{"read_file", map[string]any{"path": "/notes/deploy.md"}},
@@ -451,7 +378,7 @@ func TestNodeClientStdioReadOnly(t *testing.T) {
 	if c := rep.Calls[0]; c.Structured["exit_code"] == 0.0 || c.Structured["stderr"] == "" {
 		t.Errorf("a redirection in a read-only shell: %+v", c)
 	}
-	if c := rep.Calls[1]; c.Structured["content"] != hostFiles["notes/deploy.md"] {
+	if c := rep.Calls[1]; c.Structured["content"] != testtree.Files["/notes/deploy.md"] {
 		t.Errorf("read_file in a read-only session: %+v", c)
 	}
 	if c := rep.Calls[2]; !strings.Contains(c.ProtocolError, "unknown tool") {
@@ -471,10 +398,10 @@ func TestInspectorCLI(t *testing.T) {
 	if _, err := os.Stat(cli); err != nil {
 		t.Skipf("the MCP inspector is not installed: run: npm ci --prefix %s", dir)
 	}
-	root := hostTree(t)
+	root := testbin.HostTree(t)
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
-		argv := append([]string{cli, "--cli", semfsBin(t), "mcp", "--root", root, "--groups", "eng"}, args...)
+		argv := append([]string{cli, "--cli", testbin.Path(t), "mcp", "--root", root, "--groups", "eng"}, args...)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "node", argv...)
@@ -500,58 +427,13 @@ func TestInspectorCLI(t *testing.T) {
 		t.Errorf("inspector tools/list = %v", names)
 	}
 	r := inspect("--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=/notes/deploy.md")
-	if get(r, "structuredContent", "content") != hostFiles["notes/deploy.md"] {
+	if get(r, "structuredContent", "content") != testtree.Files["/notes/deploy.md"] {
 		t.Errorf("inspector read_file = %v", r)
 	}
 	r = inspect("--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=/billing/secret.md")
 	if get(r, "isError") != true || secretWords.MatchString(fmt.Sprint(r)) || !strings.Contains(fmt.Sprint(r), "does not exist") {
 		t.Errorf("inspector read_file of a hidden file = %v", r)
 	}
-}
-
-// startHTTP runs `semfs http` on a free loopback port and returns its base
-// URL; the process is stopped when the test ends.
-func startHTTP(t testing.TB, root, tokens string, extra ...string) string {
-	t.Helper()
-	tf := filepath.Join(t.TempDir(), "tokens.json")
-	if err := os.WriteFile(tf, []byte(tokens), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(semfsBin(t), append([]string{"--root", root, "http", "--listen", "127.0.0.1:0", "--tokens", tf}, extra...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "semfs http: listening on "); ok {
-				addr <- a
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return a
-	case <-time.After(20 * time.Second):
-		t.Fatal("semfs http did not report its address within 20 s")
-	}
-	return ""
 }
 
 const testTokens = `{"tokens": {
@@ -561,8 +443,8 @@ const testTokens = `{"tokens": {
 
 func TestNodeClientStreamableHTTP(t *testing.T) {
 	nodeDir(t)
-	root := hostTree(t)
-	base := startHTTP(t, root, testTokens, "--mcp-path", "/mcp")
+	root := testbin.HostTree(t)
+	base := testbin.StartHTTP(t, root, testTokens, "--mcp-path", "/mcp")
 	plan := func(token string, calls []call) map[string]any {
 		return map[string]any{"transport": "http", "url": base + "/mcp", "token": token, "calls": calls}
 	}
@@ -575,7 +457,7 @@ func TestNodeClientStreamableHTTP(t *testing.T) {
 	if got := rep.toolNames(); !slices.Equal(got, allTools) {
 		t.Errorf("admin tools = %v", got)
 	}
-	if c := rep.Calls[0]; c.IsError || c.Structured["content"] != hostFiles["billing/secret.md"] {
+	if c := rep.Calls[0]; c.IsError || c.Structured["content"] != testtree.Files["/billing/secret.md"] {
 		t.Errorf("admin read_file of the billing file: %+v", c)
 	}
 	if c := rep.Calls[2]; get(c.Structured, "meta", "createdBy") != "ops" {
