@@ -34,10 +34,10 @@
 // # Caching
 //
 // The kernel caches attributes and names for [Options.AttrTimeout] (1 s by
-// default). A read-only open of a file whose size and modification time are
-// what the previous open saw keeps the kernel's page cache
-// (FOPEN_KEEP_CACHE); any other open drops it, so changes made behind the
-// mount (through the control socket, say) are seen on the next open.
+// default). Every open drops the file's page cache (no FOPEN_KEEP_CACHE), so
+// changes made behind the mount (through the control socket, say) are seen
+// on the next open: keeping the cache when size and modification time were
+// unchanged served stale pages under concurrent renames.
 // Directories are listed with plain READDIR, so ls and find stat only what
 // they need.
 //

@@ -149,32 +149,6 @@ func (t *tree) fillAttr(a *fuse.Attr, info fs.FileInfo, ino uint64) {
 type node struct {
 	gofs.Inode
 	t *tree
-
-	// What the file looked like when last opened for reading: a read-only
-	// open that finds the same size and modification time keeps the
-	// kernel's page cache (FOPEN_KEEP_CACHE) instead of dropping it. Any
-	// open for writing forgets it.
-	mu        sync.Mutex
-	seen      bool
-	seenSize  int64
-	seenMtime time.Time
-}
-
-// keepCache records info as the file's current look and reports whether
-// the page cache from the previous open is still valid.
-func (n *node) keepCache(info fs.FileInfo) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	keep := n.seen && n.seenSize == info.Size() && n.seenMtime.Equal(info.ModTime())
-	n.seen, n.seenSize, n.seenMtime = true, info.Size(), info.ModTime()
-	return keep
-}
-
-// forgetCache marks the page cache as not reusable.
-func (n *node) forgetCache() {
-	n.mu.Lock()
-	n.seen = false
-	n.mu.Unlock()
 }
 
 var (
@@ -356,13 +330,12 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		if err != nil {
 			return nil, 0, n.t.errno(err)
 		}
-		var flags uint32
-		if info, err := f.Stat(); err == nil && n.keepCache(info) {
-			flags = fuse.FOPEN_KEEP_CACHE
-		}
-		return &handle{t: n.t, ro: f}, flags, 0
+		// No FOPEN_KEEP_CACHE: an equal size and modification time do not
+		// prove equal contents (a rename can put another file of the same
+		// size and time at this node), and a stale page cache tore reads
+		// under concurrent writers in the conformance suite.
+		return &handle{t: n.t, ro: f}, 0, 0
 	}
-	n.forgetCache()
 	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)&^syscall.O_CREAT, 0)
 	if err != nil {
 		return nil, 0, n.t.errno(err)
