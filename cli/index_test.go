@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,14 +128,16 @@ func TestIndexWatch(t *testing.T) {
 		done <- Run(ctx, []string{"index", dir, "--watch"}, strings.NewReader(""), &out, &errb)
 	}()
 	// Wait until the first pass indexed first.txt, then add a file.
+	var last string
 	found := func(word, path string) bool {
-		out, _, code := run(t, "--root", dir, "search", word, "--json")
+		out, errs, code := run(t, "--root", dir, "search", word, "--json")
+		last = fmt.Sprintf("exit %d, stdout %.300q, stderr %.300q", code, out, errs)
 		return code == 0 && strings.Contains(out, path)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !found("alpha", "/first.txt") {
 		if time.Now().After(deadline) {
-			t.Fatal("first pass did not index first.txt")
+			t.Fatalf("first pass did not index first.txt; last search: %s; index --watch stderr: %s", last, errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -142,6 +145,7 @@ func TestIndexWatch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sub", "second.txt"), []byte("walrus tusks"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	deadline = time.Now().Add(20 * time.Second)
 	for !found("walrus", "/sub/second.txt") {
 		if time.Now().After(deadline) {
 			t.Fatalf("watch did not index a new file; stderr: %s", errb.String())

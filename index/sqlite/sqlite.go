@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -117,11 +118,14 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
 	}, tags: map[string]string{}}
-	if err := ix.migrate(ctx); err != nil {
+	// Another process may be creating or migrating the same file right now
+	// (a CLI command beside `semfs index --watch`); SQLite then answers
+	// "database is locked" at once for the schema steps, so retry them.
+	if err := retryBusy(ctx, func() error { return ix.migrate(ctx) }); err != nil {
 		ix.Close()
 		return nil, err
 	}
-	if err := ix.openDerived(ctx); err != nil {
+	if err := retryBusy(ctx, func() error { return ix.openDerived(ctx) }); err != nil {
 		ix.Close()
 		return nil, err
 	}
@@ -130,6 +134,22 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to 15 s.
+func retryBusy(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := fn()
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Close closes the database.
@@ -175,9 +195,21 @@ func (ix *Index) migrate(ctx context.Context) error {
 			continue
 		}
 		body, _ := migrations.ReadFile(name)
+		// BEGIN IMMEDIATE (the DSN's _txlock) takes the write lock; re-read
+		// the version under it, since another process opening the same new
+		// index may have applied this migration meanwhile.
 		tx, err := ix.db.BeginTx(ctx, nil)
 		if err != nil {
 			return storeErr("open index", ix.path, err)
+		}
+		var cur int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&cur); err != nil {
+			tx.Rollback()
+			return storeErr("open index", ix.path, err)
+		}
+		if cur >= n {
+			tx.Rollback()
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			tx.Rollback()
