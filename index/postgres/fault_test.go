@@ -40,16 +40,8 @@ func streamItem(p string) index.Item {
 func testRestartDuringWriteStream(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
-	a, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openStore(t, dsn)
+	b := openStore(t, dsn)
 
 	type batch struct {
 		paths []string
@@ -171,12 +163,7 @@ func testStoreSuiteOverDelayedLink(t *testing.T, pg *testserver.Postgres) {
 	defer px.Close()
 	px.SetLatency(2*time.Millisecond, 2*time.Millisecond)
 	indextest.Run(t, func(t *testing.T) index.Store {
-		ix, err := Open(context.Background(), viaProxy(t, freshDB(t, pg), px), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		return ix
+		return openStore(t, viaProxy(t, freshDB(t, pg), px))
 	})
 }
 
@@ -193,16 +180,8 @@ func testDelayedAndCutLink(t *testing.T, pg *testserver.Postgres) {
 	defer px.Close()
 	px.SetLatency(20*time.Millisecond, 20*time.Millisecond)
 	ctx := context.Background()
-	far, err := Open(ctx, viaProxy(t, dsn, px), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer far.Close()
-	near, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer near.Close()
+	far := openStore(t, viaProxy(t, dsn, px))
+	near := openStore(t, dsn)
 
 	start := time.Now()
 	if err := far.Put(ctx, streamItem("/far/a.md")); err != nil {

@@ -64,12 +64,7 @@ func TestRestarts(t *testing.T) {
 
 func testStoreSuite(t *testing.T, pg *testserver.Postgres) {
 	indextest.Run(t, func(t *testing.T) index.Store {
-		ix, err := Open(context.Background(), freshDB(t, pg), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		return ix
+		return openStore(t, freshDB(t, pg))
 	})
 }
 
@@ -79,16 +74,8 @@ func testStoreSuite(t *testing.T, pg *testserver.Postgres) {
 func testTwoDaemonsSeeEachOther(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
-	a, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openStore(t, dsn)
+	b := openStore(t, dsn)
 	f := index.File{}
 	f.Path, f.Task = "/shared/x.md", "deploy pipeline"
 	start := time.Now()
@@ -131,16 +118,8 @@ func testTwoDaemonsSeeEachOther(t *testing.T, pg *testserver.Postgres) {
 func testServerRestart(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
-	a, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openStore(t, dsn)
+	b := openStore(t, dsn)
 	put := func(s *Index, p string) error {
 		f := index.File{}
 		f.Path, f.Task = p, "restart test"
@@ -150,7 +129,7 @@ func testServerRestart(t *testing.T, pg *testserver.Postgres) {
 		t.Fatal(err)
 	}
 	pg.Stop()
-	err = put(a, "/during")
+	err := put(a, "/during")
 	if err == nil {
 		t.Fatal("a write succeeded with the server down")
 	}
@@ -203,16 +182,8 @@ func TestRedact(t *testing.T) {
 func testBulkChangesReachOtherDaemons(t *testing.T, pg *testserver.Postgres) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
-	a, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openStore(t, dsn)
+	b := openStore(t, dsn)
 	const n = 600
 	var items []index.Item
 	var rows []embedding.Pending
@@ -275,4 +246,16 @@ func testBulkChangesReachOtherDaemons(t *testing.T, pg *testserver.Postgres) {
 	if v, _ := b.Vector(ctx, embedding.SpaceTags, items[7].File.Path); v[0] != 7 {
 		t.Fatalf("vector of row 7 = %v", v)
 	}
+}
+
+// openStore opens the store at dsn for the test and closes it when the
+// test ends.
+func openStore(t *testing.T, dsn string) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
 }
