@@ -8,22 +8,12 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
 )
 
 var _ embedding.BatchStore = (*Index)(nil)
 
-// spaceSQL names the table and columns holding a space's rows.
-type spaceSQL struct{ table, key, text, vec, fresh string }
-
-func spaceOf(name string) (spaceSQL, error) {
-	switch name {
-	case embedding.SpaceTags:
-		return spaceSQL{"files", "path", "tag_text", "tag_vec", "tag_fresh"}, nil
-	case embedding.SpaceContent:
-		return spaceSQL{"chunks", "key", "text", "vec", "fresh"}, nil
-	}
-	return spaceSQL{}, errSpace(name)
-}
+func spaceOf(name string) (index.Columns, error) { return index.SpaceColumns(name) }
 
 // NeedingEmbedding implements embedding.Store.
 func (ix *Index) NeedingEmbedding(ctx context.Context, space, after string, limit int) ([]embedding.Pending, error) {
@@ -31,7 +21,7 @@ func (ix *Index) NeedingEmbedding(ctx context.Context, space, after string, limi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ix.pool.Query(ctx, `SELECT `+s.key+`, `+s.text+` FROM `+s.table+` WHERE NOT `+s.fresh+` AND `+s.key+` > $1 ORDER BY `+s.key+` LIMIT $2`, after, limit)
+	rows, err := ix.pool.Query(ctx, `SELECT `+s.Key+`, `+s.Text+` FROM `+s.Table+` WHERE NOT `+s.Fresh+` AND `+s.Key+` > $1 ORDER BY `+s.Key+` LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, ix.storeErr("embed", "/", err)
 	}
@@ -53,7 +43,7 @@ func (ix *Index) CountNeedingEmbedding(ctx context.Context, space string) (int, 
 		return 0, err
 	}
 	var n int
-	if err := ix.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.table+` WHERE NOT `+s.fresh).Scan(&n); err != nil {
+	if err := ix.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.Table+` WHERE NOT `+s.Fresh).Scan(&n); err != nil {
 		return 0, ix.storeErr("embed", "/", err)
 	}
 	return n, nil
@@ -67,7 +57,7 @@ func (ix *Index) SetEmbedding(ctx context.Context, space, key, text string, vec 
 		return err
 	}
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
-		tag, err := tx.Exec(ctx, `UPDATE `+s.table+` SET `+s.vec+` = $1, `+s.fresh+` = true WHERE `+s.key+` = $2 AND `+s.text+` = $3`, vec, key, text)
+		tag, err := tx.Exec(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = $1, `+s.Fresh+` = true WHERE `+s.Key+` = $2 AND `+s.Text+` = $3`, vec, key, text)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +85,7 @@ func (ix *Index) SetEmbeddings(ctx context.Context, space string, rows []embeddi
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
 		b := &pgx.Batch{}
 		for i, r := range rows {
-			b.Queue(`UPDATE `+s.table+` SET `+s.vec+` = $1, `+s.fresh+` = true WHERE `+s.key+` = $2 AND `+s.text+` = $3`, vecs[i], r.Key, r.Text)
+			b.Queue(`UPDATE `+s.Table+` SET `+s.Vec+` = $1, `+s.Fresh+` = true WHERE `+s.Key+` = $2 AND `+s.Text+` = $3`, vecs[i], r.Key, r.Text)
 		}
 		res := tx.SendBatch(ctx, b)
 		ch := &change{Space: space}
@@ -126,7 +116,7 @@ func (ix *Index) WipeVectors(ctx context.Context, space string) error {
 		return err
 	}
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
-		if _, err := tx.Exec(ctx, `UPDATE `+s.table+` SET `+s.vec+` = NULL, `+s.fresh+` = false`); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = false`); err != nil {
 			return nil, err
 		}
 		return &change{Reload: true}, nil
@@ -141,7 +131,7 @@ func (ix *Index) Vectors(ctx context.Context, space string, fn func(key string, 
 	}
 	after := ""
 	for {
-		rows, err := ix.pool.Query(ctx, `SELECT `+s.key+`, `+s.vec+` FROM `+s.table+` WHERE `+s.vec+` IS NOT NULL AND `+s.key+` > $1 ORDER BY `+s.key+` LIMIT 1000`, after)
+		rows, err := ix.pool.Query(ctx, `SELECT `+s.Key+`, `+s.Vec+` FROM `+s.Table+` WHERE `+s.Vec+` IS NOT NULL AND `+s.Key+` > $1 ORDER BY `+s.Key+` LIMIT 1000`, after)
 		if err != nil {
 			return ix.storeErr("embed", "/", err)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/semfs/semfs"
-	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 )
 
@@ -288,9 +287,7 @@ func (ix *Index) Vector(_ context.Context, space, key string) ([]float32, bool) 
 	return v.Get(key)
 }
 
-func errSpace(space string) error {
-	return semfs.PathErr("embed", "/", semfs.ErrInvalid, fmt.Sprintf("unknown vector space %q; use %q or %q", space, embedding.SpaceTags, embedding.SpaceContent))
-}
+func errSpace(space string) error { return index.ErrUnknownSpace(space) }
 
 // trigramSQL turns a trigram query into a condition over grep.body (which
 // the pg_trgm GIN index answers), appending its arguments.

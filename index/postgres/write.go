@@ -473,7 +473,7 @@ func (ix *Index) reloadVectors(ctx context.Context, space string, keys []string)
 	for _, k := range keys {
 		v.Delete(k)
 	}
-	rows, err := ix.pool.Query(ctx, `SELECT `+s.key+`, `+s.vec+` FROM `+s.table+` WHERE `+s.key+` = ANY($1) AND `+s.vec+` IS NOT NULL`, keys)
+	rows, err := ix.pool.Query(ctx, `SELECT `+s.Key+`, `+s.Vec+` FROM `+s.Table+` WHERE `+s.Key+` = ANY($1) AND `+s.Vec+` IS NOT NULL`, keys)
 	if err != nil {
 		return err
 	}

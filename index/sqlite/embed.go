@@ -8,18 +8,7 @@ import (
 	"github.com/semfs/semfs/index"
 )
 
-// spaceSQL names the table and columns holding a space's rows.
-type spaceSQL struct{ table, key, text, vec, fresh string }
-
-func space(name string) (spaceSQL, error) {
-	switch name {
-	case embedding.SpaceTags:
-		return spaceSQL{"files", "path", "tag_text", "tag_vec", "tag_fresh"}, nil
-	case embedding.SpaceContent:
-		return spaceSQL{"chunks", "key", "text", "vec", "fresh"}, nil
-	}
-	return spaceSQL{}, errSpace(name)
-}
+func space(name string) (index.Columns, error) { return index.SpaceColumns(name) }
 
 // NeedingEmbedding implements embedding.Store.
 func (ix *Index) NeedingEmbedding(ctx context.Context, spaceName, after string, limit int) ([]embedding.Pending, error) {
@@ -27,7 +16,7 @@ func (ix *Index) NeedingEmbedding(ctx context.Context, spaceName, after string, 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+s.key+`, `+s.text+` FROM `+s.table+` WHERE `+s.fresh+` = 0 AND `+s.key+` > ? ORDER BY `+s.key+` LIMIT ?`, after, limit)
+	rows, err := ix.db.QueryContext(ctx, `SELECT `+s.Key+`, `+s.Text+` FROM `+s.Table+` WHERE `+s.Fresh+` = 0 AND `+s.Key+` > ? ORDER BY `+s.Key+` LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, storeErr("embed", "/", err)
 	}
@@ -50,7 +39,7 @@ func (ix *Index) CountNeedingEmbedding(ctx context.Context, spaceName string) (i
 		return 0, err
 	}
 	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+` WHERE `+s.fresh+` = 0`).Scan(&n); err != nil {
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.Table+` WHERE `+s.Fresh+` = 0`).Scan(&n); err != nil {
 		return 0, storeErr("embed", "/", err)
 	}
 	return n, nil
@@ -65,7 +54,7 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 	}
 	cp := append([]float32(nil), vec...)
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		res, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
 			return nil, err
@@ -85,7 +74,7 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 		return err
 	}
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = ?, `+s.fresh+` = 1 WHERE `+s.key+` = ? AND `+s.text+` = ?`)
+		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +102,7 @@ func (ix *Index) WipeVectors(ctx context.Context, spaceName string) error {
 		return err
 	}
 	return ix.write(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET `+s.vec+` = NULL, `+s.fresh+` = 0`); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = 0`); err != nil {
 			return nil, err
 		}
 		return []memOp{ix.vecs[spaceName].Reset}, nil
@@ -128,7 +117,7 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 	after := ""
 	for {
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+s.key+`, `+s.vec+` FROM `+s.table+` WHERE `+s.vec+` IS NOT NULL AND `+s.key+` > ? ORDER BY `+s.key+` LIMIT 1000`, after)
+		rows, err := ix.db.QueryContext(ctx, `SELECT `+s.Key+`, `+s.Vec+` FROM `+s.Table+` WHERE `+s.Vec+` IS NOT NULL AND `+s.Key+` > ? ORDER BY `+s.Key+` LIMIT 1000`, after)
 		if err != nil {
 			return storeErr("embed", "/", err)
 		}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/semfs/semfs"
-	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 )
 
@@ -166,9 +165,7 @@ func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, 
 	return v.Nearest(q, k, min), nil
 }
 
-func errSpace(space string) error {
-	return semfs.PathErr("embed", "/", semfs.ErrInvalid, fmt.Sprintf("unknown vector space %q; use %q or %q", space, embedding.SpaceTags, embedding.SpaceContent))
-}
+func errSpace(space string) error { return index.ErrUnknownSpace(space) }
 
 // GrepCandidates implements index.Store.
 func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query) ([]string, int, error) {
