@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/indextest"
@@ -48,6 +50,7 @@ func TestWithServer(t *testing.T) {
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},
+		{"NULInTagsIsRefused", testNULInTagsIsRefused},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, pg) })
 	}
@@ -258,4 +261,25 @@ func openStore(t *testing.T, dsn string) *Index {
 	}
 	t.Cleanup(func() { ix.Close() })
 	return ix
+}
+
+// testNULInTagsIsRefused: PostgreSQL text cannot hold NUL, so a tag with
+// one is refused with ErrInvalid and a way out, and the row is untouched.
+func testNULInTagsIsRefused(t *testing.T, pg *testserver.Postgres) {
+	s := openStore(t, freshDB(t, pg))
+	ctx := context.Background()
+	f := index.File{}
+	f.Path, f.Task = "/a.md", "clean"
+	if err := s.Put(ctx, index.Item{File: f, TagText: "clean /a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Task = "bad\x00task"
+	err := s.Put(ctx, index.Item{File: f, TagText: "bad /a.md"})
+	if !errors.Is(err, semfs.ErrInvalid) || !strings.Contains(err.Error(), "NUL") {
+		t.Fatalf("Put with a NUL in a tag: %v", err)
+	}
+	got, err := s.File(ctx, "/a.md")
+	if err != nil || got.Task != "clean" {
+		t.Fatalf("row after the refused Put: %+v, %v", got, err)
+	}
 }
