@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
@@ -18,71 +17,15 @@ var (
 	WeightBody = 1.0
 )
 
-// TagKeywordCandidates implements index.Store. Words of three or more
-// characters are looked up in the trigram index over tag fields (a
-// substring of ≥ 3 characters contains one of its trigrams); shorter words
-// have no trigram, so they are matched by a scan of the in-memory tag table
-// (see docs/bench/index.md for its cost). Either way every candidate is
-// verified against the lower-cased fields.
-func (ix *Index) TagKeywordCandidates(ctx context.Context, word string) ([]string, error) {
-	word = strings.ToLower(word)
-	if word == "" || strings.ContainsRune(word, 0) {
-		return nil, nil
-	}
-	if utf8.RuneCountInString(word) < 3 || word != strings.ToValidUTF8(word, "") {
-		return ix.scanTags(word), nil
-	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT f.path FROM tags_fts JOIN files f ON f.id = tags_fts.rowid WHERE tags_fts MATCH ?`,
-		index.QuoteFTS(word))
-	if err != nil {
-		return nil, storeErr("query", "/", err)
-	}
-	defer rows.Close()
-	var out []string
-	ix.tmu.RLock()
-	defer ix.tmu.RUnlock()
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, storeErr("query", "/", err)
-		}
-		if strings.Contains(ix.tags[p], word) {
-			out = append(out, p)
-		}
-	}
-	return out, rows.Err()
-}
-
-func (ix *Index) scanTags(word string) []string {
-	ix.tmu.RLock()
-	defer ix.tmu.RUnlock()
-	var out []string
-	for p, hay := range ix.tags {
-		if strings.Contains(hay, word) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// ANDFirst makes SearchChunks try chunks holding every token first, and
-// fall back to any token when that finds fewer than limit/4 chunks. On the
-// GOROOT eval BM25 Recall@10 and MRR were unchanged (0.899 / 0.569) and the
-// median lookup took a third of the time (docs/bench/index.md): an OR of
-// common tokens makes FTS5 score every chunk holding any of them. It is off
-// because the Store contract (and the shared suite, index/indextest) says a
-// lookup returns chunks holding any token up to limit; turning it on needs
-// an all-tokens lookup in the contract, agreed with the PostgreSQL store.
-var ANDFirst = false
-
-// SearchChunks implements index.Store.
+// SearchChunks implements index.Store: an all-tokens lookup first, then
+// any token when it finds too few chunks.
 func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filter, limit int) ([]index.ChunkHit, error) {
 	if len(tokens) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	if ANDFirst && len(tokens) > 1 {
+	if len(tokens) > 1 {
 		hits, err := ix.searchChunks(ctx, index.MatchAll(tokens), f, limit)
-		if err != nil || len(hits) >= limit/4 {
+		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
 			return hits, err
 		}
 	}
@@ -166,39 +109,3 @@ func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, 
 }
 
 func errSpace(space string) error { return index.ErrUnknownSpace(space) }
-
-// GrepCandidates implements index.Store.
-func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query) ([]string, int, error) {
-	cond, args := below("path", root)
-	var pending int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE state = 'pending' AND `+cond, args...).Scan(&pending); err != nil {
-		return nil, 0, storeErr("grep", root, err)
-	}
-	var sqlq string
-	var qargs []any
-	switch {
-	case q == nil || q.Op == index.QAll:
-		sqlq, qargs = `SELECT path FROM files WHERE `+cond, args
-	case q.Op == index.QNone:
-		sqlq, qargs = `SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND `+cond, args
-	default:
-		fcond, fargs := below("f.path", root)
-		sqlq = `SELECT f.path FROM grep_fts JOIN files f ON f.id = grep_fts.rowid WHERE grep_fts MATCH ? AND ` + fcond +
-			` UNION SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND ` + cond
-		qargs = append(append([]any{q.FTS()}, fargs...), args...)
-	}
-	rows, err := ix.db.QueryContext(ctx, sqlq+` ORDER BY 1`, qargs...)
-	if err != nil {
-		return nil, 0, storeErr("grep", root, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, 0, storeErr("grep", root, err)
-		}
-		out = append(out, p)
-	}
-	return out, pending, rows.Err()
-}
