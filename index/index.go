@@ -145,8 +145,12 @@ type Store interface {
 	// TagKeywordCandidates returns the paths whose path, created_by, task
 	// or related apps contain word (case-insensitive substring).
 	TagKeywordCandidates(ctx context.Context, word string) ([]string, error)
-	// SearchChunks runs a BM25 lookup of the tokens (any of them) over
-	// chunk texts and paths, returning at most limit chunks best first.
+	// SearchChunks runs a BM25 lookup of the tokens over chunk texts and
+	// paths, returning at most limit chunks best first. Chunks holding every
+	// token are looked up first; when fewer than AllTokensEnough(limit) of
+	// them pass f, the lookup is repeated over chunks holding any token.
+	// (Ranking every chunk that holds a common word is what made an OR
+	// lookup slow; the eval lost nothing by looking up all tokens first.)
 	SearchChunks(ctx context.Context, tokens []string, f Filter, limit int) ([]ChunkHit, error)
 	// Chunk returns one chunk by its key (see ChunkKey).
 	Chunk(ctx context.Context, key string) (ChunkHit, error)
@@ -184,6 +188,11 @@ type CheckReport struct {
 	TagVectors   int      `json:"tagVectors"`
 	ChunkVectors int      `json:"chunkVectors"`
 }
+
+// AllTokensEnough is how many chunks holding every query token a
+// SearchChunks lookup of limit chunks must find before it settles for them
+// instead of ranking chunks holding any token.
+func AllTokensEnough(limit int) int { return max(1, limit/4) }
 
 // ChunkKey is the key of a chunk in the content vector space: the path, a
 // '#', and the chunk number zero-padded so that keys sort in chunk order.

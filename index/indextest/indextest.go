@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Store) {
 		{"RenameFileAndSiblingPrefix", renameFileAndSibling},
 		{"WalkOrderAndStop", walkOrderAndStop},
 		{"SearchLimitAndRanking", searchLimitAndRanking},
+		{"AllTokensFirst", allTokensFirst},
 		{"BatchPut", batchPut},
 		{"UnicodeAndLikeCharacters", unicodeAndLike},
 	}
@@ -470,20 +471,21 @@ func walkOrderAndStop(t *testing.T, s index.Store) {
 	}
 }
 
-// searchLimitAndRanking: limit caps the hits; a chunk holding both query
-// words ranks above chunks holding one; a file path prefix filter that
-// names a file keeps only that file.
+// searchLimitAndRanking: limit caps the hits; hits come best first (a
+// short chunk ranks above longer ones holding the word as often); a file
+// path prefix filter that names a file keeps only that file. (Chunks
+// holding every query word: allTokensFirst.)
 func searchLimitAndRanking(t *testing.T, s index.Store) {
 	for i := range 6 {
 		put(t, s, file(fmt.Sprintf("/s/one%d.md", i), "", ""), "kestrel hovering over fields\n")
 	}
-	put(t, s, file("/s/both.md", "", ""), "kestrel and osprey hunting\n")
-	hits, err := s.SearchChunks(ctx, index.QueryTokens("kestrel osprey"), index.Filter{}, 3)
+	put(t, s, file("/s/short.md", "", ""), "kestrel\n")
+	hits, err := s.SearchChunks(ctx, index.QueryTokens("kestrel"), index.Filter{}, 3)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("limit 3: %d hits, %v", len(hits), err)
 	}
-	if hits[0].Path != "/s/both.md" {
-		t.Fatalf("the chunk with both words ranks %v", paths(hits))
+	if hits[0].Path != "/s/short.md" {
+		t.Fatalf("the shortest chunk holding the word ranks %v", paths(hits))
 	}
 	for i := 1; i < len(hits); i++ {
 		if hits[i].Score > hits[i-1].Score {
@@ -540,5 +542,40 @@ func unicodeAndLike(t *testing.T, s index.Store) {
 	}
 	if c, _ := s.TagKeywordCandidates(ctx, "0%_d"); !slices.Equal(c, []string{"/p/100%_done.md"}) {
 		t.Fatalf("keyword with LIKE wildcards = %v", c)
+	}
+}
+
+// allTokensFirst: chunks holding every query token are returned before (and
+// instead of) chunks holding one token, however strongly that one matches;
+// too few all-token chunks fall back to any token.
+func allTokensFirst(t *testing.T, s index.Store) {
+	put(t, s, file("/loud.md", "", ""), "# Alpha\n\nalpha alpha alpha alpha alpha alpha.\n")
+	put(t, s, file("/both1.md", "", ""), "# Notes\n\nalpha and beta together in a longer paragraph of words.\n")
+	put(t, s, file("/both2.md", "", ""), "# More\n\nbeta, then alpha, in another fairly long paragraph.\n")
+	put(t, s, file("/beta.md", "", ""), "# Beta\n\nbeta only.\n")
+	limit := 8
+	if index.AllTokensEnough(limit) > 2 {
+		t.Fatalf("AllTokensEnough(%d) = %d: the case below assumes two all-token chunks are enough", limit, index.AllTokensEnough(limit))
+	}
+	hits, err := s.SearchChunks(ctx, index.QueryTokens("alpha beta"), index.Filter{}, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(hits); !slices.Equal(got, []string{"/both1.md", "/both2.md"}) {
+		t.Fatalf("search alpha beta = %v, want only the files holding both words", got)
+	}
+	// No chunk holds alpha and gamma: every alpha chunk is a hit.
+	put(t, s, file("/gamma.md", "", ""), "# Gamma\n\ngamma rays.\n")
+	hits, err = s.SearchChunks(ctx, index.QueryTokens("alpha gamma"), index.Filter{}, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(hits); !slices.Equal(got, []string{"/both1.md", "/both2.md", "/gamma.md", "/loud.md"}) {
+		t.Fatalf("search alpha gamma = %v, want every file holding either word", got)
+	}
+	// One all-token chunk (fewer than AllTokensEnough(40) = 10) falls back too.
+	hits, err = s.SearchChunks(ctx, index.QueryTokens("rays gamma"), index.Filter{}, 40)
+	if err != nil || len(hits) != 1 || hits[0].Path != "/gamma.md" {
+		t.Fatalf("search rays gamma = %v, %v", paths(hits), err)
 	}
 }
