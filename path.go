@@ -52,9 +52,6 @@ func invalidReason(name string) string {
 	if len(name) > MaxPathLen {
 		return "path longer than 4096 bytes"
 	}
-	if !utf8.ValidString(name) {
-		return "path is not valid UTF-8"
-	}
 	rel := name
 	if rel[0] == '/' {
 		rel = rel[1:]
@@ -62,18 +59,28 @@ func invalidReason(name string) string {
 	if rel == "" || rel[len(rel)-1] == '/' {
 		return `trailing slash; write the path without it, e.g. "/a/b"`
 	}
-	for _, c := range []byte(rel) {
-		switch {
-		case c == 0:
-			return "path contains a NUL byte"
-		case c == '\\':
-			return `path contains a backslash; semfs paths use "/" as the only separator`
-		case c < 0x20 || c == 0x7f:
-			return "path contains a control character"
+	// One pass over the bytes: every path of every call is checked, so
+	// this is on the hot path of each operation.
+	ascii := true
+	start := 0 // start of the current element
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) {
+			c := rel[i]
+			switch {
+			case c >= 0x80:
+				ascii = false
+				continue
+			case c == 0:
+				return "path contains a NUL byte"
+			case c == '\\':
+				return `path contains a backslash; semfs paths use "/" as the only separator`
+			case c < 0x20 || c == 0x7f:
+				return "path contains a control character"
+			case c != '/':
+				continue
+			}
 		}
-	}
-	for elem := range strings.SplitSeq(rel, "/") {
-		switch {
+		switch elem := rel[start:i]; {
 		case elem == "":
 			return `empty path element ("//"); write each directory once, e.g. "/a/b"`
 		case elem == ".":
@@ -83,6 +90,10 @@ func invalidReason(name string) string {
 		case len(elem) > MaxNameLen:
 			return "path element longer than 255 bytes"
 		}
+		start = i + 1
+	}
+	if !ascii && !utf8.ValidString(name) {
+		return "path is not valid UTF-8"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClean(t *testing.T) {
@@ -78,4 +79,38 @@ func TestErrorShape(t *testing.T) {
 	if !errors.As(re, &pe) || pe.Path != "/mnt/x" || !errors.Is(re, ErrNotDir) {
 		t.Fatalf("RewritePath: %v", re)
 	}
+}
+
+// validBySpec is Clean's acceptance rule written plainly, element by
+// element: the oracle for the one-pass check in invalidReason.
+func validBySpec(name string) bool {
+	if name == "/" || name == "." {
+		return true
+	}
+	if name == "" || len(name) > MaxPathLen || !utf8.ValidString(name) {
+		return false
+	}
+	for _, elem := range strings.Split(strings.TrimPrefix(name, "/"), "/") {
+		if elem == "" || elem == "." || elem == ".." || len(elem) > MaxNameLen {
+			return false
+		}
+		for _, c := range []byte(elem) {
+			if c < 0x20 || c == 0x7f || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func FuzzValidPath(f *testing.F) {
+	for _, s := range []string{"/", ".", "", "/a/b", "a//b", "/a/", "/ä/\xff", "/a/.", "/a/..", "/..b", "\x7f", "/a\\b",
+		"/" + strings.Repeat("x", 255), "/" + strings.Repeat("x", 256), "/x/" + strings.Repeat("é", 128)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := ValidPath(name), validBySpec(name); got != want {
+			t.Fatalf("ValidPath(%q) = %v, spec says %v (%s)", name, got, want, invalidReason(name))
+		}
+	})
 }
