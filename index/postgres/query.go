@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,25 +187,49 @@ func tsToken(t string) string {
 	}, t)
 }
 
-// SearchChunks implements index.Store with tsvector + GIN; ts_rank weights
-// the path (A) above the body (B).
+// SearchChunks implements index.Store with tsvector + GIN: chunks holding
+// every token first, chunks holding any token only when fewer than
+// index.AllTokensEnough(limit) of those pass f.
 func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filter, limit int) ([]index.ChunkHit, error) {
 	var terms []string
 	for _, t := range tokens {
-		if s := tsToken(t); s != "" {
+		if s := tsToken(t); s != "" && !slices.Contains(terms, s) {
 			terms = append(terms, s)
 		}
 	}
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	q := strings.Join(terms, " | ")
+	if len(terms) > 1 {
+		hits, err := ix.searchChunks(ctx, terms, " && ", f, limit)
+		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
+			return hits, err
+		}
+	}
+	return ix.searchChunks(ctx, terms, " || ", f, limit)
+}
+
+// rankNorm is ts_rank's normalization: divide by 1 + log(chunk length), so
+// that of two chunks holding a word as often, the shorter ranks first (the
+// length normalisation BM25 does in the SQLite store).
+const rankNorm = 1
+
+// searchChunks ranks the chunks matching the terms joined by op (" && ":
+// every term, " || ": any term). A term matches its English stem or its
+// exact form: chunk bodies are analysed as 'english', paths as 'simple'.
+func (ix *Index) searchChunks(ctx context.Context, terms []string, op string, f index.Filter, limit int) ([]index.ChunkHit, error) {
+	var args []any
+	var tq []string
+	for _, t := range terms {
+		args = append(args, t)
+		n := strconv.Itoa(len(args))
+		tq = append(tq, `(to_tsquery('english', $`+n+`) || to_tsquery('simple', $`+n+`))`)
+	}
 	// Rank in a subquery that reads no chunk text, then fetch the text of
 	// the top rows only (docs/bench/scale.md: ~9% faster at 100k files).
-	sql := `WITH q AS (SELECT to_tsquery('english', $1) || to_tsquery('simple', $1) AS q),
-		top AS (SELECT c.id, c.key, ts_rank(c.tsv, q.q) AS r
+	sql := `WITH q AS (SELECT ` + strings.Join(tq, op) + ` AS q),
+		top AS (SELECT c.id, c.key, ts_rank(c.tsv, q.q, ` + strconv.Itoa(rankNorm) + `) AS r
 		FROM chunks c CROSS JOIN q`
-	args := []any{q}
 	var where []string
 	if !f.Empty() {
 		sql += ` JOIN files f ON f.path = c.path`
