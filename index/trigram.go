@@ -4,6 +4,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -296,4 +297,67 @@ func (q *Query) String() string {
 		return "-"
 	}
 	return q.FTS()
+}
+
+// GrepTrigrams calls fn once for each distinct trigram of text as the grep
+// prefilter sees it: ASCII folded to lower case, each of the three bytes
+// printable ASCII (PlanGrep never asks for another). The Kelvin sign and
+// the long s count as the ASCII letters they case-fold to, because a
+// case-insensitive pattern "k" or "s" matches them. The trigram is packed
+// as b0<<14 | b1<<7 | b2.
+func GrepTrigrams(text string, fn func(t uint32)) {
+	seen := triSeenPool.Get().(*triSeen)
+	defer triSeenPool.Put(seen)
+	var w uint32 // the last three folded bytes, one per 7 bits
+	valid := 0   // how many of them are printable ASCII, up to 3
+	push := func(c byte) {
+		if c < 0x20 || c >= 0x7f {
+			valid = 0
+			return
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		w = (w<<7 | uint32(c)) & (1<<21 - 1)
+		if valid < 3 {
+			valid++
+		}
+		if valid == 3 {
+			if word, bit := w>>6, uint64(1)<<(w&63); seen.bits[word]&bit == 0 {
+				seen.bits[word] |= bit
+				seen.set = append(seen.set, w)
+			}
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 0x80 {
+			switch {
+			case strings.HasPrefix(text[i:], "\u212a"): // Kelvin sign
+				c, i = 'k', i+len("\u212a")-1
+			case strings.HasPrefix(text[i:], "\u017f"): // long s
+				c, i = 's', i+len("\u017f")-1
+			}
+		}
+		push(c)
+	}
+	for _, t := range seen.set {
+		seen.bits[t>>6] = 0
+		fn(t)
+	}
+	seen.set = seen.set[:0]
+}
+
+// triSeen is a bitmap over all packed trigrams (256 KiB) and the list of
+// those set, reused across calls so that a call costs what its text does.
+type triSeen struct {
+	bits [1 << 21 / 64]uint64
+	set  []uint32
+}
+
+var triSeenPool = sync.Pool{New: func() any { return new(triSeen) }}
+
+// PackTrigram packs a three-byte trigram as GrepTrigrams does.
+func PackTrigram(t string) uint32 {
+	return uint32(t[0]&0x7f)<<14 | uint32(t[1]&0x7f)<<7 | uint32(t[2]&0x7f)
 }

@@ -51,7 +51,8 @@ const SchemaVersion = 1
 // that fills them; bumping it rebuilds derived data on the next Open.
 //
 //	1: chunks + chunks_fts (porter, path+body), tags_fts and grep_fts (trigram).
-const DerivedVersion = 1
+//	2: grep_fts holds distinct folded trigrams as tokens (index.GrepTrigrams).
+const DerivedVersion = 2
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.

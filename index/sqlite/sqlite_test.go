@@ -185,3 +185,54 @@ func TestDerivedDamageDetected(t *testing.T) {
 		ix.Close()
 	}
 }
+
+// Full-text writes are deferred to the end of a Put and sorted by rowid;
+// a file replaced within one batch, and again in a later one, must keep
+// only its last content in every derived table.
+func TestReplaceWithinAndAcrossBatches(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	if err := ix.Put(ctx,
+		item("/a.md", "alpha words here\n", semfs.Tags{Task: "first"}),
+		item("/b.md", "beta words here\n", semfs.Tags{}),
+		item("/a.md", "omega words here\n", semfs.Tags{Task: "second"}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Put(ctx, item("/a.md", "gamma words here\n", semfs.Tags{Task: "third"})); err != nil {
+		t.Fatal(err)
+	}
+	for word, want := range map[string][]string{"alpha": nil, "omega": nil, "gamma": {"/a.md"}, "beta": {"/b.md"}, "words": {"/a.md", "/b.md"}} {
+		q, _, err := index.PlanGrep(word, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths, _, err := ix.GrepCandidates(ctx, "/", q)
+		if err != nil || !slices.Equal(paths, want) {
+			t.Errorf("grep %s: %v %v, want %v", word, paths, err, want)
+		}
+		hits, err := ix.SearchChunks(ctx, index.QueryTokens(word), index.Filter{}, 10)
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Path)
+		}
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("search %s: %v %v, want %v", word, got, err, want)
+		}
+	}
+	for task, want := range map[string]int{"first": 0, "second": 0, "third": 1} {
+		if got, _ := ix.TagKeywordCandidates(ctx, task); len(got) != want {
+			t.Errorf("tag %s: %v, want %d", task, got, want)
+		}
+	}
+	r, err := ix.Check(ctx, false)
+	if err != nil || len(r.Problems) > 0 {
+		t.Fatalf("check: %+v %v", r, err)
+	}
+	for _, tbl := range derivedTables[1:] {
+		if _, err := ix.db.ExecContext(ctx, `INSERT INTO `+tbl+`(`+tbl+`) VALUES ('integrity-check')`); err != nil {
+			t.Errorf("%s: %v", tbl, err)
+		}
+	}
+}

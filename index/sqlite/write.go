@@ -1,9 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
@@ -49,20 +54,118 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
+	ds := prepare(items)
 	return ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
 		var ops []memOp
-		for _, it := range items {
-			o, err := ix.putTx(ctx, tx, it)
+		var fts ftsWrites
+		for i, it := range items {
+			o, err := ix.putTx(ctx, tx, it, ds[i], &fts)
 			if err != nil {
 				return nil, err
 			}
 			ops = append(ops, o...)
 		}
-		return ops, nil
+		return ops, fts.exec(ctx, ix, tx)
 	})
 }
 
-func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp, error) {
+// ftsWrites collects the full-text writes of a transaction, which run after
+// every other statement, in rowid order per table. SQLite opens a statement
+// savepoint for most writes inside a transaction, and FTS5 flushes its
+// pending terms to a new segment at each savepoint and whenever a rowid is
+// lower than the last one written; interleaved with the row writes, that
+// made a segment per file and per table, and merging those segments was a
+// third of an ingest's CPU. Written last and in order, a transaction's
+// terms reach disk as one segment per table at commit.
+type ftsWrites struct {
+	chunks, tags, grep []ftsWrite
+}
+
+// ftsWrite deletes the row (del) or inserts it with vals.
+type ftsWrite struct {
+	rowid int64
+	del   bool
+	vals  []any
+}
+
+func (w *ftsWrites) exec(ctx context.Context, ix *Index, tx *sql.Tx) error {
+	tables := []struct {
+		rows        []ftsWrite
+		del, insert string
+	}{
+		{w.chunks, `DELETE FROM chunks_fts WHERE rowid = ?`, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`},
+		{w.tags, `DELETE FROM tags_fts WHERE rowid = ?`, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`},
+		{w.grep, `DELETE FROM grep_fts WHERE rowid = ?`, `INSERT INTO grep_fts(rowid, tris) VALUES (?,?)`},
+	}
+	for _, t := range tables {
+		// Stable: a row's delete stays before its insert.
+		slices.SortStableFunc(t.rows, func(a, b ftsWrite) int { return cmp.Compare(a.rowid, b.rowid) })
+		for _, r := range t.rows {
+			var err error
+			if r.del {
+				_, err = ix.txExec(ctx, tx, t.del, r.rowid)
+			} else {
+				_, err = ix.txExec(ctx, tx, t.insert, append([]any{r.rowid}, r.vals...)...)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// derived is the full-text and grep data of one item, computed by prepare
+// before Put takes the write lock.
+type derived struct {
+	pathText string   // index.IndexText of the path
+	bodies   []string // index.IndexText of each chunk
+	grep     string   // the grep trigram tokens (see grepTokens)
+}
+
+// prepare computes the derived data of items on GOMAXPROCS goroutines:
+// tokenising is most of a write's CPU, and the single writer holding the
+// lock should only insert.
+func prepare(items []index.Item) []derived {
+	ds := make([]derived, len(items))
+	one := func(i int) {
+		c := items[i].Content
+		if c == nil {
+			return
+		}
+		d := &ds[i]
+		d.pathText = index.IndexText(items[i].File.Path)
+		d.bodies = make([]string, len(c.Chunks))
+		for j, ch := range c.Chunks {
+			d.bodies[j] = index.IndexText(ch.Text)
+		}
+		if c.GrepOK {
+			d.grep = grepTokens(c.Grep)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(items))
+	if workers <= 1 {
+		for i := range items {
+			one(i)
+		}
+		return ds
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return ds
+}
+
+func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived, fts *ftsWrites) ([]memOp, error) {
 	f := it.File
 	public := 0
 	if f.Public {
@@ -79,8 +182,16 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 			grepOK = 1
 		}
 	}
+	// Full-text rows to delete exist only for a file already indexed.
+	var oldID int64
+	oldGrep := 0
+	err := ix.txQueryRow(ctx, tx, `SELECT id, grep_ok FROM files WHERE path = ?`, f.Path).Scan(&oldID, &oldGrep)
+	if err != nil && err != sql.ErrNoRows {
+		return nil, err
+	}
+	exists := err == nil
 	var id int64
-	err := ix.txQueryRow(ctx, tx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
+	err = ix.txQueryRow(ctx, tx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
 		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,max(?,0),?,0)
 		ON CONFLICT(path) DO UPDATE SET created_by=excluded.created_by, task=excluded.task,
@@ -99,15 +210,14 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ix.txExec(ctx, tx, `DELETE FROM tags_fts WHERE rowid = ?`, id); err != nil {
-		return nil, err
+	if exists {
+		fts.tags = append(fts.tags, ftsWrite{rowid: id, del: true})
 	}
-	if _, err := ix.txExec(ctx, tx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
-		id, f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps)); err != nil {
-		return nil, err
-	}
-	if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
-		return nil, err
+	fts.tags = append(fts.tags, ftsWrite{rowid: id, vals: []any{f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps)}})
+	if exists {
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
+			return nil, err
+		}
 	}
 	for _, l := range f.Links {
 		if _, err := ix.txExec(ctx, tx, `INSERT OR IGNORE INTO links(dst, src) VALUES (?, ?)`, l, f.Path); err != nil {
@@ -124,9 +234,11 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 		return ops, nil
 	}
 	// Replace derived data, keeping vectors of unchanged chunk texts.
-	old, err := ix.dropChunksTx(ctx, tx, f.Path)
-	if err != nil {
-		return nil, err
+	var old map[string]oldChunk
+	if exists {
+		if old, err = ix.dropChunksTx(ctx, tx, f.Path, fts); err != nil {
+			return nil, err
+		}
 	}
 	content := ix.vecs[embedding.SpaceContent]
 	var oldKeys []string
@@ -144,7 +256,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 		vec []byte
 	}
 	var keep []kept
-	for _, c := range it.Content.Chunks {
+	for i, c := range it.Content.Chunks {
 		key := index.ChunkKey(f.Path, c.No)
 		vec := byText[c.Text]
 		fresh := 0
@@ -158,18 +270,13 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item) ([]memOp,
 			return nil, err
 		}
 		cid, _ := res.LastInsertId()
-		if _, err := ix.txExec(ctx, tx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`,
-			cid, index.IndexText(f.Path), index.IndexText(c.Text)); err != nil {
-			return nil, err
-		}
+		fts.chunks = append(fts.chunks, ftsWrite{rowid: cid, vals: []any{d.pathText, d.bodies[i]}})
 	}
-	if _, err := ix.txExec(ctx, tx, `DELETE FROM grep_fts WHERE rowid = ?`, id); err != nil {
-		return nil, err
+	if exists && oldGrep == 1 {
+		fts.grep = append(fts.grep, ftsWrite{rowid: id, del: true})
 	}
 	if it.Content.GrepOK {
-		if _, err := ix.txExec(ctx, tx, `INSERT INTO grep_fts(rowid, body) VALUES (?,?)`, id, it.Content.Grep); err != nil {
-			return nil, err
-		}
+		fts.grep = append(fts.grep, ftsWrite{rowid: id, vals: []any{d.grep}})
 	}
 	ops = append(ops, func() {
 		for _, k := range oldKeys {
@@ -188,9 +295,9 @@ type oldChunk struct {
 	fresh bool
 }
 
-// dropChunksTx deletes the chunks of path (and their full-text rows) and
-// returns them by key.
-func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string) (map[string]oldChunk, error) {
+// dropChunksTx deletes the chunks of path and their full-text rows (at once,
+// or through fts when it is not nil) and returns them by key.
+func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, fts *ftsWrites) (map[string]oldChunk, error) {
 	rows, err := ix.txQuery(ctx, tx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
 	if err != nil {
 		return nil, err
@@ -215,6 +322,10 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string) (map
 		return nil, err
 	}
 	for _, id := range ids {
+		if fts != nil {
+			fts.chunks = append(fts.chunks, ftsWrite{rowid: id, del: true})
+			continue
+		}
 		if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
 			return nil, err
 		}
@@ -264,7 +375,7 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	}
 	var paths []string
 	for _, r := range gone {
-		if _, err := ix.dropChunksTx(ctx, tx, r.path); err != nil {
+		if _, err := ix.dropChunksTx(ctx, tx, r.path, nil); err != nil {
 			return nil, err
 		}
 		for _, q := range []string{`DELETE FROM tags_fts WHERE rowid = ?`, `DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
