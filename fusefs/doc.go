@@ -6,9 +6,16 @@
 // The kernel's inode tree holds no data: every request is answered from the
 // semfs.FS by path, so a FORGET that drops an inode loses nothing. Inode
 // numbers are stable per path for the life of a Server: the first lookup of a
-// path allocates a number, rename moves it with the file, and unlink frees
-// it. Only regular files and directories exist; symlinks, hard links, device
-// nodes and extended attributes answer ENOTSUP.
+// path allocates a number, rename moves it with the file, and unlink or a
+// rename over the path frees it. A node finds its path in that table by its
+// number, and renames and removals change the FS and the table under one
+// lock that every path-resolving request takes too, so a node never
+// resolves to another file's path. A request on a node whose file was
+// removed or renamed over after the kernel resolved the name answers
+// ESTALE (the kernel then walks the path again, once) — or, for an open
+// file, from its handle. Only regular files and directories exist;
+// symlinks, hard links, device nodes and extended attributes answer
+// ENOTSUP.
 //
 // # Errors
 //

@@ -76,22 +76,9 @@ func TestPosix(t *testing.T) {
 // TestConformance runs the project's conformance suite through the mount:
 // memfs is mounted once, and each case gets a fresh directory of the mount
 // opened as a host tree.
-//
-// Known defect, left out here and reported: the ConcurrentWriters case
-// fails through the mount about one run in four — a whole-file replace
-// (temp file, fsync, rename) is sometimes read torn by a concurrent reader,
-// with or without the kernel's attribute, entry and page caches, and with
-// plain open(O_CREAT|O_TRUNC) writes a create sometimes fails with ENOENT.
-// Every other case runs.
 func TestConformance(t *testing.T) {
 	dir := mount(t, memfs.New(), fusefs.Options{})
 	n := 0
-	var cases []string
-	for _, c := range semfstest.Cases() {
-		if c != "ConcurrentWriters" {
-			cases = append(cases, c)
-		}
-	}
 	semfstest.Run(t, func(t *testing.T) semfs.FS {
 		n++
 		sub := filepath.Join(dir, fmt.Sprintf("case%d", n))
@@ -104,5 +91,5 @@ func TestConformance(t *testing.T) {
 		}
 		t.Cleanup(func() { h.Close() })
 		return h
-	}, semfstest.Only(cases...))
+	})
 }
