@@ -15,20 +15,121 @@ const MaxQueryTokens = 64
 // snake_case, HTTPServer) also yields its parts and its joined form, so that
 // "read file", "ReadFile" and "read_file" find each other.
 func Words(text string, fn func(w string)) {
-	for len(text) > 0 {
-		i := strings.IndexFunc(text, isWordRune)
-		if i < 0 {
-			return
-		}
-		text = text[i:]
-		j := strings.IndexFunc(text, func(r rune) bool { return !isWordRune(r) })
-		if j < 0 {
-			j = len(text)
-		}
-		word := text[:j]
-		text = text[j:]
-		emitWord(word, fn)
+	var t tokenizer
+	t.words(text, func(w []byte) { fn(string(w)) })
+}
+
+// tokenizer splits text as Words does. ASCII words, nearly all of source
+// code, take a byte path that allocates nothing; a word holding any other
+// rune takes emitWord, which is the definition.
+type tokenizer struct {
+	buf   []byte   // the lower-cased word or its joined parts
+	parts [][2]int // part boundaries within the word
+}
+
+// isWordByte tells which ASCII bytes are word runes.
+var isWordByte = func() (t [128]bool) {
+	for c := range t {
+		t[c] = isWordRune(rune(c))
 	}
+	return t
+}()
+
+// words calls emit with each word of text, in the order Words gives them;
+// emit must not keep the slice.
+func (t *tokenizer) words(text string, emit func(w []byte)) {
+	for i := 0; i < len(text); {
+		// Skip to the start of a word.
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if !isWordByte[c] {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
+			i += n
+			continue
+		}
+		start, ascii := i, true
+		for i < len(text) {
+			c := text[i]
+			if c < utf8.RuneSelf {
+				if !isWordByte[c] {
+					break
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) {
+				break
+			}
+			ascii = false
+			i += n
+		}
+		if ascii {
+			t.asciiWord(text[start:i], emit)
+		} else {
+			emitWord(text[start:i], func(w string) {
+				t.buf = append(t.buf[:0], w...)
+				emit(t.buf)
+			})
+		}
+	}
+}
+
+// asciiWord is emitWord for a word of ASCII letters, digits and
+// underscores.
+func (t *tokenizer) asciiWord(w string, emit func([]byte)) {
+	t.parts = t.parts[:0]
+	for i := 0; i < len(w); {
+		if w[i] == '_' {
+			i++
+			continue
+		}
+		start := i
+		for i++; i < len(w) && w[i] != '_'; i++ {
+			prev, cur := w[i-1], w[i]
+			lowerToUpper := isLowerByte(prev) && isUpperByte(cur)
+			acronymEnd := isUpperByte(prev) && isUpperByte(cur) && i+1 < len(w) && isLowerByte(w[i+1])
+			letterDigit := isDigitByte(prev) != isDigitByte(cur)
+			if lowerToUpper || acronymEnd || letterDigit {
+				t.parts = append(t.parts, [2]int{start, i})
+				start = i
+			}
+		}
+		t.parts = append(t.parts, [2]int{start, i})
+	}
+	if len(t.parts) == 0 {
+		return
+	}
+	t.buf = t.buf[:0]
+	for _, p := range t.parts {
+		t.buf = appendLower(t.buf, w[p[0]:p[1]])
+	}
+	emit(t.buf)
+	if len(t.parts) == 1 {
+		return
+	}
+	for _, p := range t.parts {
+		t.buf = appendLower(t.buf[:0], w[p[0]:p[1]])
+		emit(t.buf)
+	}
+}
+
+func isLowerByte(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpperByte(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
+
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isUpperByte(c) {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 func isWordRune(r rune) bool {
@@ -93,15 +194,15 @@ func splitIdent(w string) []string {
 // IndexText turns text into the token stream stored in the full-text index
 // (the words of Words separated by spaces).
 func IndexText(text string) string {
-	var b strings.Builder
-	b.Grow(len(text))
-	Words(text, func(w string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+	b := make([]byte, 0, len(text)+len(text)/4)
+	var t tokenizer
+	t.words(text, func(w []byte) {
+		if len(b) > 0 {
+			b = append(b, ' ')
 		}
-		b.WriteString(w)
+		b = append(b, w...)
 	})
-	return b.String()
+	return string(b)
 }
 
 // stopWords are dropped from natural-language queries: they carry no
