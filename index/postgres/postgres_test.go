@@ -51,6 +51,7 @@ func TestWithServer(t *testing.T) {
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},
 		{"NULInTagsIsRefused", testNULInTagsIsRefused},
+		{"LoadWritesWhatPutWrites", testLoadWritesWhatPutWrites},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, pg) })
 	}

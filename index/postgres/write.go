@@ -200,7 +200,7 @@ func (ix *Index) putTx(ctx context.Context, tx pgx.Tx, it index.Item) error {
 	for _, c := range it.Content.Chunks {
 		vec := byText[c.Text]
 		if _, err := tx.Exec(ctx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, tsv, vec, fresh)
-			VALUES ($1,$2,$3,$4,$5,$6, setweight(to_tsvector('simple', $7), 'A') || setweight(to_tsvector('english', $8), 'B'), $9, $10)`,
+			VALUES ($1,$2,$3,$4,$5,$6, `+tsvSQL("$7", "$8")+`, $9, $10)`,
 			index.ChunkKey(f.Path, c.No), f.Path, c.No, c.StartLine, c.EndLine, c.Text, pathText, index.IndexText(c.Text), vec, vec != nil); err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 			pathText := index.IndexText(np)
 			for _, c := range chs {
 				if _, err := tx.Exec(ctx, `UPDATE chunks SET path = $1, key = $2,
-					tsv = setweight(to_tsvector('simple', $3), 'A') || setweight(to_tsvector('english', $4), 'B') WHERE id = $5`,
+					tsv = `+tsvSQL("$3", "$4")+` WHERE id = $5`,
 					np, index.ChunkKey(np, c.no), pathText, index.IndexText(c.text), c.id); err != nil {
 					return nil, err
 				}
