@@ -3,20 +3,25 @@ package index
 import (
 	"container/heap"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
-// Vectors is an in-memory vector space: one contiguous float32 matrix
-// scanned exactly. At 100k × 100 dims a scan takes a few milliseconds on
-// two cores (see docs/bench/index.md), which is below what an approximate
-// index would save at the sizes semfs targets on one machine. Safe for
-// concurrent use.
+// Vectors is an in-memory vector space: one contiguous float32 matrix.
+// Nearest scans it exactly (on every core from parallelScan rows);
+// NearestApprox scans only the rows of the groups nearest to the query once
+// the space holds ApproxMin rows (see ivf.go). Safe for concurrent use.
 type Vectors struct {
 	mu   sync.RWMutex
 	dims int
 	keys []string
 	pos  map[string]int
 	data []float32
+
+	groups   *ivf        // nil until built by NearestApprox
+	gen      uint64      // mutations so far (a group build checks it)
+	building atomic.Bool // a group build is running
 }
 
 // NewVectors returns an empty space; dims is fixed by the first Set.
@@ -35,19 +40,31 @@ func (v *Vectors) Len() int {
 func (v *Vectors) Set(key string, vec []float32) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.gen++
 	if v.dims != len(vec) {
 		if len(v.keys) > 0 {
 			v.keys, v.data, v.pos = nil, nil, map[string]int{}
 		}
 		v.dims = len(vec)
+		v.groups = nil
 	}
 	if i, ok := v.pos[key]; ok {
 		copy(v.data[i*v.dims:(i+1)*v.dims], vec)
+		if v.groups != nil {
+			v.groups.move(i, vec)
+		}
 		return
 	}
+	v.appendLocked(key, vec)
+}
+
+func (v *Vectors) appendLocked(key string, vec []float32) {
 	v.pos[key] = len(v.keys)
 	v.keys = append(v.keys, key)
 	v.data = append(v.data, vec...)
+	if v.groups != nil {
+		v.groups.add(len(v.keys)-1, vec)
+	}
 }
 
 // Get returns a copy of the vector of key.
@@ -91,7 +108,11 @@ func (v *Vectors) deleteLocked(key string) {
 	if !ok {
 		return
 	}
+	v.gen++
 	last := len(v.keys) - 1
+	if v.groups != nil {
+		v.groups.swapDelete(i, last)
+	}
 	if i != last {
 		v.keys[i] = v.keys[last]
 		v.pos[v.keys[i]] = i
@@ -137,9 +158,7 @@ func (v *Vectors) Rekey(rename func(key string) (string, bool)) {
 	}
 	for _, m := range moves {
 		v.deleteLocked(m.new)
-		v.pos[m.new] = len(v.keys)
-		v.keys = append(v.keys, m.new)
-		v.data = append(v.data, m.vec...)
+		v.appendLocked(m.new, m.vec)
 	}
 }
 
@@ -148,6 +167,8 @@ func (v *Vectors) Reset() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.keys, v.data, v.pos, v.dims = nil, nil, map[string]int{}, 0
+	v.groups = nil
+	v.gen++
 }
 
 // Nearest returns up to k keys with similarity ≥ min to q, best first
@@ -181,11 +202,99 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 			}
 		}
 	}
+	return sorted(h)
+}
+
+// sorted empties h into a slice, best first.
+func sorted(h *hitHeap) []VecHit {
 	out := make([]VecHit, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(VecHit)
 	}
 	return out
+}
+
+// NearestApprox is Nearest for spaces where a near-exact answer is enough
+// (the candidates of a content search): from ApproxMin rows it scans the
+// groups whose centroids are nearest to q, at least ApproxScan of the rows,
+// instead of every row. The first call on a large space starts building the
+// groups in the background and scans exactly until they are ready; they
+// are rebuilt when the space has doubled or halved since.
+func (v *Vectors) NearestApprox(q []float32, k int, min float32) []VecHit {
+	v.mu.RLock()
+	n, g := len(v.keys), v.groups
+	if n < ApproxMin || g == nil || len(q) != v.dims || k <= 0 {
+		v.mu.RUnlock()
+		if n >= ApproxMin {
+			v.startBuild()
+		}
+		return v.Nearest(q, k, min)
+	}
+	defer v.mu.RUnlock()
+	if n > 2*g.trained || 2*n < g.trained {
+		v.startBuild()
+	}
+	h := hitHeap{}
+	d := v.dims
+	for _, c := range g.probe(q, n, ApproxScan) {
+		for _, r := range g.lists[c] {
+			i := int(r)
+			s := dot(v.data[i*d:(i+1)*d], q)
+			h.offer(VecHit{v.keys[i], s}, k, min)
+		}
+	}
+	return sorted(&h)
+}
+
+// startBuild builds the groups in the background unless a build runs.
+func (v *Vectors) startBuild() {
+	if !v.building.CompareAndSwap(false, true) {
+		return
+	}
+	go v.build()
+}
+
+// build trains groups on a copy of the space (so that writers and lookups
+// go on meanwhile) and installs them.
+func (v *Vectors) build() {
+	defer v.building.Store(false)
+	v.mu.RLock()
+	dims, gen := v.dims, v.gen
+	data := slices.Clone(v.data)
+	v.mu.RUnlock()
+	if dims == 0 {
+		return
+	}
+	v.install(trainIVF(data, dims, uint64(len(data))), data, gen)
+}
+
+// install makes x, trained on data (a copy of the space at mutation count
+// gen), the space's groups, re-grouping the rows that changed since.
+func (v *Vectors) install(x *ivf, data []float32, gen uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	d := x.dims
+	if v.dims != d {
+		return
+	}
+	if v.gen != gen {
+		n := len(v.keys)
+		at := make([]int32, n)
+		for r := range n {
+			row := v.data[r*d : (r+1)*d]
+			if r < len(x.at) && slices.Equal(row, data[r*d:(r+1)*d]) {
+				at[r] = x.at[r]
+			} else {
+				at[r] = x.nearestCentroid(row)
+			}
+		}
+		x.at = at
+		x.lists = make([][]int32, len(x.lists))
+		for r, c := range at {
+			x.lists[c] = append(x.lists[c], int32(r))
+		}
+	}
+	v.groups = x
 }
 
 // parallelScan is the space size from which Nearest scans on every core.
@@ -197,17 +306,22 @@ func (v *Vectors) scan(q []float32, k int, min float32, lo, hi int) hitHeap {
 	d := v.dims
 	for i := lo; i < hi; i++ {
 		s := dot(v.data[i*d:(i+1)*d], q)
-		if s < min {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(&h, VecHit{v.keys[i], s})
-		} else if worse(h[0], VecHit{v.keys[i], s}) {
-			h[0] = VecHit{v.keys[i], s}
-			heap.Fix(&h, 0)
-		}
+		h.offer(VecHit{v.keys[i], s}, k, min)
 	}
 	return h
+}
+
+// offer keeps x in h (a heap of at most k) if it reaches min and ranks
+// above h's worst.
+func (h *hitHeap) offer(x VecHit, k int, min float32) {
+	switch {
+	case x.Similarity < min:
+	case len(*h) < k:
+		heap.Push(h, x)
+	case worse((*h)[0], x):
+		(*h)[0] = x
+		heap.Fix(h, 0)
+	}
 }
 
 // worse reports whether a ranks below b.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -115,4 +116,201 @@ func TestVectorsNearestParallel(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("parallel nearest differs:\n got %v\nwant %v", got, want)
 	}
+}
+
+// clustered returns n unit vectors of d dims around c random centres (a
+// space with the structure embeddings have, unlike uniform noise).
+func clustered(rng *rand.Rand, n, d, c int) [][]float32 {
+	centres := make([][]float32, c)
+	for i := range centres {
+		centres[i] = randUnit(rng, d)
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		noise := randUnit(rng, d)
+		m := centres[rng.IntN(c)]
+		v := make([]float32, d)
+		var norm float64
+		for j := range v {
+			v[j] = m[j] + 0.6*noise[j]
+			norm += float64(v[j]) * float64(v[j])
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(norm))
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// withApprox lowers ApproxMin and sets ApproxScan for one test.
+func withApprox(t *testing.T, minRows int, scan float64) {
+	oldMin, oldScan := ApproxMin, ApproxScan
+	ApproxMin, ApproxScan = minRows, scan
+	t.Cleanup(func() { ApproxMin, ApproxScan = oldMin, oldScan })
+}
+
+// checkGroups verifies that every row is in exactly the group at[] says.
+func checkGroups(t *testing.T, v *Vectors) {
+	t.Helper()
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	g := v.groups
+	if g == nil {
+		t.Fatal("no groups built")
+	}
+	if len(g.at) != len(v.keys) {
+		t.Fatalf("groups cover %d rows, space has %d", len(g.at), len(v.keys))
+	}
+	seen := make([]int, len(v.keys))
+	for c, l := range g.lists {
+		for _, r := range l {
+			if int(r) >= len(v.keys) || g.at[r] != int32(c) {
+				t.Fatalf("row %d listed in group %d, at says %d", r, c, g.at[r])
+			}
+			seen[r]++
+		}
+	}
+	for r, n := range seen {
+		if n != 1 {
+			t.Fatalf("row %d (%s) is in %d groups", r, v.keys[r], n)
+		}
+	}
+}
+
+func keysOf(hits []VecHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Key
+	}
+	return out
+}
+
+// TestVectorsApproxFollowsWrites builds groups, then sets, changes,
+// deletes and renames rows; scanning every group must then give exactly
+// the exact answer, and every row must sit in one group.
+func TestVectorsApproxFollowsWrites(t *testing.T) {
+	withApprox(t, 100, 1)
+	rng := rand.New(rand.NewPCG(4, 4))
+	v := NewVectors()
+	for i, x := range clustered(rng, 2000, 16, 20) {
+		v.Set(fmt.Sprintf("k%04d", i), x)
+	}
+	q := randUnit(rng, 16)
+	if got := v.NearestApprox(q, 50, -1); !slices.Equal(got, v.Nearest(q, 50, -1)) {
+		t.Fatal("before the groups exist NearestApprox must scan exactly")
+	}
+	for v.building.Load() {
+		runtime.Gosched()
+	}
+	checkGroups(t, v)
+	for i := range 300 {
+		v.Set(fmt.Sprintf("new%03d", i), randUnit(rng, 16)) // appended rows
+		v.Set(fmt.Sprintf("k%04d", i*5), randUnit(rng, 16)) // changed rows
+		v.Delete(fmt.Sprintf("k%04d", 1+i*5))
+	}
+	v.DeleteFunc(func(k string) bool { return k > "k1900" })
+	v.Rekey(func(k string) (string, bool) {
+		if k < "k0100" {
+			return "moved/" + k, true
+		}
+		return k, false
+	})
+	checkGroups(t, v)
+	for range 20 {
+		q := randUnit(rng, 16)
+		got, want := v.NearestApprox(q, 40, 0.1), v.Nearest(q, 40, 0.1)
+		if !slices.Equal(got, want) {
+			t.Fatalf("scanning every group differs from the exact scan:\n got %v\nwant %v", keysOf(got), keysOf(want))
+		}
+	}
+	v.Reset()
+	if hits := v.NearestApprox(q, 5, -1); len(hits) != 0 {
+		t.Fatalf("reset space found %v", hits)
+	}
+}
+
+// TestVectorsApproxInstallAfterWrites trains groups on a copy, changes the
+// space, then installs them: the changed and new rows must be grouped too.
+func TestVectorsApproxInstallAfterWrites(t *testing.T) {
+	withApprox(t, 100, 1)
+	rng := rand.New(rand.NewPCG(5, 5))
+	v := NewVectors()
+	for i, x := range clustered(rng, 1500, 8, 10) {
+		v.Set(fmt.Sprintf("k%04d", i), x)
+	}
+	v.mu.RLock()
+	data, gen := slices.Clone(v.data), v.gen
+	v.mu.RUnlock()
+	x := trainIVF(data, 8, 1)
+	for i := range 200 {
+		v.Delete(fmt.Sprintf("k%04d", i*7))
+		v.Set(fmt.Sprintf("n%04d", i), randUnit(rng, 8))
+		v.Set(fmt.Sprintf("k%04d", i*7+3), randUnit(rng, 8))
+	}
+	v.install(x, data, gen)
+	checkGroups(t, v)
+	q := randUnit(rng, 8)
+	if got, want := v.NearestApprox(q, 100, -1), v.Nearest(q, 100, -1); !slices.Equal(got, want) {
+		t.Fatalf("after install, full group scan differs:\n got %v\nwant %v", keysOf(got), keysOf(want))
+	}
+}
+
+// TestVectorsApproxRecall checks the default scan share on a clustered
+// space: at k=400 the approximate lookup must find at least 95% of the
+// exact answer, while scanning well under all the rows.
+func TestVectorsApproxRecall(t *testing.T) {
+	withApprox(t, 1000, ApproxScan)
+	rng := rand.New(rand.NewPCG(6, 6))
+	v := NewVectors()
+	vecs := clustered(rng, 40000, 32, 200)
+	for i, x := range vecs {
+		v.Set(fmt.Sprintf("k%05d", i), x)
+	}
+	v.building.Store(true)
+	v.build()
+	checkGroups(t, v)
+	found, total := 0, 0
+	for range 30 {
+		// Queries near the data, as a query about the corpus is.
+		q := vecs[rng.IntN(len(vecs))]
+		want := map[string]bool{}
+		for _, h := range v.Nearest(q, 400, -1) {
+			want[h.Key] = true
+		}
+		for _, h := range v.NearestApprox(q, 400, -1) {
+			if want[h.Key] {
+				found++
+			}
+		}
+		total += len(want)
+	}
+	if recall := float64(found) / float64(total); recall < 0.95 {
+		t.Fatalf("recall@400 %.3f < 0.95 with ApproxScan %.2f", recall, ApproxScan)
+	}
+}
+
+// BenchmarkNearestApprox200k compares the exact scan with the grouped one
+// on 200 000 clustered 100-dim vectors (the synthetic corpus's chunk count),
+// k=400 as content search asks.
+func BenchmarkNearestApprox200k(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := NewVectors()
+	vecs := clustered(rng, 200_000, 100, 500)
+	for i, x := range vecs {
+		v.Set(fmt.Sprint(i), x)
+	}
+	v.building.Store(true)
+	v.build()
+	q := vecs[7]
+	b.Run("exact", func(b *testing.B) {
+		for b.Loop() {
+			v.Nearest(q, 400, 0)
+		}
+	})
+	b.Run("approx", func(b *testing.B) {
+		for b.Loop() {
+			v.NearestApprox(q, 400, 0)
+		}
+	})
 }
