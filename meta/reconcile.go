@@ -174,20 +174,31 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		}
 	}()
 	go func() { wg.Wait(); close(out) }()
+	// One writer stores a batch while the workers analyse the next: the
+	// store's write lock is held by one transaction at a time anyway, and
+	// analysis waiting for it left a core idle.
+	batches := make(chan []index.Item, 1)
+	var writeErr error
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		for b := range batches {
+			if writeErr != nil {
+				continue
+			}
+			f.mu.Lock()
+			writeErr = f.store.Put(ctx, b...)
+			f.mu.Unlock()
+		}
+	}()
 	var batch []index.Item
 	var batchSize int64
 	var firstErr error
 	flush := func() {
-		if len(batch) == 0 {
-			return
+		if len(batch) > 0 {
+			batches <- batch
 		}
-		f.mu.Lock()
-		err := f.store.Put(ctx, batch...)
-		f.mu.Unlock()
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		batch, batchSize = batch[:0], 0
+		batch, batchSize = nil, 0
 	}
 	for res := range out {
 		done++
@@ -219,8 +230,13 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		}
 	}
 	flush()
+	close(batches)
+	<-written
 	if err := ctx.Err(); err != nil {
 		return rep, err
+	}
+	if firstErr == nil {
+		firstErr = writeErr
 	}
 	return rep, firstErr
 }
