@@ -250,6 +250,45 @@ func (m *Main) Health() wire.Health {
 	return h
 }
 
+// Backlog is the indexing work the daemon still owes its tree.
+type Backlog struct {
+	PendingFiles int            // files whose content is not indexed yet (counted up to 1000)
+	Unembedded   map[string]int // rows still needing a vector, per embedding space
+}
+
+// Idle reports whether nothing is owed.
+func (b Backlog) Idle() bool {
+	for _, n := range b.Unembedded {
+		if n > 0 {
+			return false
+		}
+	}
+	return b.PendingFiles == 0
+}
+
+// Backlog reports the indexing work still owed: what a benchmark waits
+// for to know the index has caught up with the writes. A daemon serving
+// its own Tree owes nothing.
+func (m *Main) Backlog(ctx context.Context) (Backlog, error) {
+	b := Backlog{Unembedded: map[string]int{}}
+	if m.stack == nil {
+		return b, nil
+	}
+	pending, err := m.stack.index.PendingFiles(ctx, 1000)
+	if err != nil {
+		return b, err
+	}
+	b.PendingFiles = len(pending)
+	for _, w := range m.stack.workers {
+		n, err := m.stack.index.CountNeedingEmbedding(ctx, w.Space)
+		if err != nil {
+			return b, err
+		}
+		b.Unembedded[w.Space] = n
+	}
+	return b, nil
+}
+
 // FS returns the tree the daemon serves (nil before Start).
 func (m *Main) FS() semfs.FS { return m.fsys }
 

@@ -87,17 +87,18 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 	if s.host, s.closeHost, err = openBacking(ctx, cfg); err != nil {
 		return nil, err
 	}
+	for _, sp := range []struct {
+		name string
+		e    embedding.Embedder
+	}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
+		s.workers = append(s.workers, &embedding.Worker{Store: s.index, Space: sp.name, Embedder: sp.e, Logger: log})
+	}
 	if s.fsys, err = newTree(ctx, s, log); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	for _, sp := range []struct {
-		name string
-		e    embedding.Embedder
-	}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
-		w := &embedding.Worker{Store: s.index, Space: sp.name, Embedder: sp.e, Logger: log}
-		s.workers = append(s.workers, w)
+	for _, w := range s.workers {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -105,6 +106,16 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 		}()
 	}
 	return s, nil
+}
+
+// kick wakes the drain worker of space, after the metadata layer left it
+// vectors to embed.
+func (s *stack) kick(space string) {
+	for _, w := range s.workers {
+		if w.Space == space {
+			w.Kick()
+		}
+	}
 }
 
 func (s *stack) modelName() string {

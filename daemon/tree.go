@@ -15,7 +15,7 @@ import (
 // directory first, so writes a crashed daemon acknowledged but did not index
 // are indexed now and rows of vanished files are dropped.
 func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) {
-	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log})
+	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: metadata layer: %w", err)
 	}

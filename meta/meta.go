@@ -10,10 +10,17 @@
 // store. The bytes are never lost to an index failure: the failure is
 // logged, the file is left pending, and Reconcile or Reindex repairs it.
 // Files up to Options.InlineBudget bytes are chunked and indexed inline;
-// larger ones are queued for a background indexer. The tag-text vector is
-// embedded inline (it is short); content-chunk vectors are left missing for
-// the embedding drain worker (embedding.Worker), which reads them through
-// the store.
+// larger ones are queued for a background indexer.
+//
+// Saves that finish together share one store transaction (group commit): a
+// save waits for the commit that holds its row, so what a close or fsync
+// acknowledged is as durable as before, but a stream of small files pays
+// one synced commit per group rather than per file. The tag-text vector is
+// embedded inline only when the tag text holds more than the path (a task
+// or related apps, which queries look for right away); a path-only text and
+// content-chunk vectors are left missing for the embedding drain worker
+// (embedding.Worker), which embeds them in batches, and Options.Deferred is
+// told so that it can wake the worker.
 //
 // # Searching
 //
@@ -63,6 +70,9 @@ type Options struct {
 	Fusion string
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Deferred, if set, is called after a save left a vector of the named
+	// space for the drain worker, typically to Kick that worker.
+	Deferred func(space string)
 }
 
 // FS is the metadata layer over a base FS.
@@ -73,6 +83,8 @@ type FS struct {
 	log   *slog.Logger
 
 	mu sync.Mutex // serialises read-modify-write of file rows
+
+	group group // saves waiting to share a commit
 
 	vis restricted // files with restricted visibility
 
@@ -309,9 +321,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		f.logErr("rename", o, err)
 		return nil
 	}
-	// The tag text holds the path: re-embed a renamed file's now.
+	// The tag text holds the path: a renamed file's vector is stale.
 	if r, err := f.store.File(ctx, n); err == nil {
-		f.embedTags(ctx, r.Meta)
+		f.tagsChanged(ctx, r.Meta)
 	}
 	return nil
 }
@@ -357,43 +369,150 @@ func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
 		f.writtenBehind(ctx, p)
 		return
 	}
-	var content *index.Content
-	state, reason, hash := index.StatePending, "", ""
+	s := &save{path: p, info: info, creator: creator(ctx), state: index.StatePending, done: make(chan bool, 1)}
 	if int64(len(data)) <= f.opts.InlineBudget {
-		content, state, reason = index.Analyze(p, data)
-		hash = hashOf(data)
+		s.content, s.state, s.reason = index.Analyze(p, data)
+		s.hash = hashOf(data)
 	}
-	f.mu.Lock()
-	rec, err := f.store.File(ctx, p)
-	now := f.opts.Now().UTC()
-	if err != nil {
-		if !errors.Is(err, semfs.ErrNotExist) {
-			f.mu.Unlock()
-			f.logErr("write", p, err)
-			return
-		}
-		rec = index.File{Meta: semfs.Meta{Path: p, CreatedBy: creator(ctx), CreatedAt: now}}
-	}
-	newTags := rec.UpdatedAt.IsZero()
-	if rec.CreatedBy == "" {
-		// The row came from a tag or a reconcile: this is the first write
-		// semfs sees, so it names the creator.
-		rec.CreatedBy = creator(ctx)
-		newTags = true
-	}
-	rec.UpdatedAt, rec.Size, rec.Hash, rec.ModTime = now, info.Size(), hash, info.ModTime()
-	rec.State, rec.Reason = state, reason
-	err = f.store.Put(ctx, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: content})
-	f.mu.Unlock()
-	if err != nil {
+	if err := f.commit(ctx, s); err != nil {
 		f.logErr("write", p, err)
 		return
 	}
-	if state == index.StatePending {
+	if s.state == index.StatePending {
 		f.enqueue(p)
 	}
-	if newTags {
-		f.embedTags(ctx, rec.Meta)
+	if s.content != nil && f.opts.Deferred != nil && f.opts.Spaces.Content != nil {
+		f.opts.Deferred(embedding.SpaceContent) // its chunks' vectors
+	}
+	if s.newTags {
+		f.tagsChanged(ctx, s.meta)
+	}
+}
+
+// save is one file's row update after a write, waiting in a group.
+type save struct {
+	path    string
+	info    fs.FileInfo
+	creator string
+	content *index.Content
+	state   string
+	reason  string
+	hash    string
+
+	// Set by the commit.
+	meta    semfs.Meta // the row as committed
+	newTags bool       // the tag text is new (first write seen)
+	err     error
+	done    chan bool // true: committed (see err); false: lead the next group
+}
+
+// group is the queue of saves for the next commit. One save at a time
+// leads: it commits every save queued so far in one Put, then hands the
+// lead to the first save that queued meanwhile.
+type group struct {
+	mu      sync.Mutex
+	queue   []*save
+	leading bool
+}
+
+// commit stores the row of s, in one transaction with the saves that
+// queued while the previous commit ran, and returns when that transaction
+// is durable.
+func (f *FS) commit(ctx context.Context, s *save) error {
+	g := &f.group
+	g.mu.Lock()
+	g.queue = append(g.queue, s)
+	if g.leading {
+		g.mu.Unlock()
+		if committed := <-s.done; committed {
+			return s.err
+		}
+		g.mu.Lock() // handed the lead; s is still queued
+	}
+	g.leading = true
+	batch := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+
+	f.commitGroup(ctx, batch)
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- false
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	return s.err
+}
+
+// commitGroup builds the rows of batch from the stored ones and puts them
+// in one transaction. Every save but the leader's is then released.
+func (f *FS) commitGroup(ctx context.Context, batch []*save) {
+	f.mu.Lock()
+	now := f.opts.Now().UTC()
+	items := make([]index.Item, 0, len(batch))
+	at := make(map[string]int, len(batch)) // path → its item, when a batch saves a path twice
+	var saved []*save
+	for _, s := range batch {
+		var rec index.File
+		i, seen := at[s.path]
+		if seen {
+			rec = items[i].File
+		} else {
+			var err error
+			rec, err = f.store.File(ctx, s.path)
+			if err != nil && !errors.Is(err, semfs.ErrNotExist) {
+				s.err = err
+				continue
+			}
+			if err != nil {
+				rec = index.File{Meta: semfs.Meta{Path: s.path, CreatedBy: s.creator, CreatedAt: now}}
+			}
+		}
+		s.newTags = rec.UpdatedAt.IsZero()
+		if rec.CreatedBy == "" {
+			// The row came from a tag or a reconcile: this is the first
+			// write semfs sees, so it names the creator.
+			rec.CreatedBy = s.creator
+			s.newTags = true
+		}
+		rec.UpdatedAt, rec.Size, rec.Hash, rec.ModTime = now, s.info.Size(), s.hash, s.info.ModTime()
+		rec.State, rec.Reason = s.state, s.reason
+		s.meta = rec.Meta
+		item := index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: s.content}
+		if seen {
+			items[i] = item
+		} else {
+			at[s.path] = len(items)
+			items = append(items, item)
+		}
+		saved = append(saved, s)
+	}
+	var err error
+	if len(items) > 0 {
+		err = f.store.Put(ctx, items...)
+	}
+	f.mu.Unlock()
+	for _, s := range saved {
+		s.err = err
+	}
+	for _, s := range batch[1:] {
+		s.done <- true
+	}
+}
+
+// tagsChanged brings the tag vector of m up to date after its tag text
+// changed: inline when the text holds more than the path (seed 001's save
+// path: a task or related apps are what a query looks for next), otherwise
+// through the drain worker, which embeds path-only texts in batches.
+func (f *FS) tagsChanged(ctx context.Context, m semfs.Meta) {
+	if m.Task != "" || len(m.RelatedApps) > 0 {
+		f.embedTags(ctx, m)
+		return
+	}
+	if f.opts.Deferred != nil && f.opts.Spaces.Tags != nil {
+		f.opts.Deferred(embedding.SpaceTags)
 	}
 }
 
@@ -457,7 +576,11 @@ func (f *FS) indexer() {
 				case <-ctx.Done():
 				}
 			}()
-			f.logErr("index", p, f.indexOne(ctx, p))
+			err := f.indexOne(ctx, p)
+			f.logErr("index", p, err)
+			if err == nil && f.opts.Deferred != nil {
+				f.opts.Deferred(embedding.SpaceContent)
+			}
 			cancel()
 		}
 	}
