@@ -71,6 +71,18 @@ func (c *Corpus) Item(i int) (index.Item, int) {
 	return index.Item{File: f, TagText: index.TagText(f.Meta), Content: content}, text.Len()
 }
 
+// Items returns files [from, to) and their content size in bytes.
+func (c *Corpus) Items(from, to int) ([]index.Item, int64) {
+	items := make([]index.Item, 0, to-from)
+	var bytes int64
+	for i := from; i < to; i++ {
+		it, n := c.Item(i)
+		items = append(items, it)
+		bytes += int64(n)
+	}
+	return items, bytes
+}
+
 // Vector returns a deterministic unit vector for key.
 func (c *Corpus) Vector(key string) []float32 {
 	var h uint64 = 1469598103934665603

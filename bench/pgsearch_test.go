@@ -29,10 +29,24 @@ func TestPGSearchPlans(t *testing.T) {
 	defer pix.Close()
 	c := NewCorpus(1, 30000, 100)
 	n := sizes("100000")[0]
-	took := make([]time.Duration, 1)
-	ingest(t, c, []store{{"postgres", pix}}, 0, n, took)
+	took, bytes := bulkLoad(t, c, pix, 0, n)
+	t.Logf("Load of %d files: %v", n, rate{n, bytes, took.Seconds()})
 	if _, err := pgExec(ctx, pg.DSN, "VACUUM ANALYZE"); err != nil {
 		t.Fatal(err)
+	}
+	if hold := os.Getenv("SEMFS_BENCH_HOLD"); hold != "" {
+		// Keep the loaded server up for manual plan experiments (psql)
+		// until the file named by SEMFS_BENCH_HOLD is removed.
+		if err := os.WriteFile(hold, []byte(pg.DSN+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("holding the server at %s until %s is removed", pg.DSN, hold)
+		for {
+			if _, err := os.Stat(hold); err != nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
 	}
 	conn, err := pgx.Connect(ctx, pg.DSN)
 	if err != nil {
