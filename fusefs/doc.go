@@ -24,6 +24,13 @@
 // EROFS and EDQUOT; an error that carries a syscall.Errno keeps it; anything
 // else is EIO and is logged.
 //
+// # Interrupts
+//
+// Requests ignore the kernel's INTERRUPT, as libfuse does by default: the
+// kernel sends one whenever the calling thread takes a signal (Go programs
+// take SIGURG all the time), and an operation cut short would answer EINTR,
+// which rename(2) and close(2) callers do not retry.
+//
 // # Principals
 //
 // Every request runs with a context carrying a semfs.Principal resolved from

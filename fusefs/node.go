@@ -155,8 +155,14 @@ func (t *tree) move(oldp, newp string, dir bool) {
 	}
 }
 
-// ctx returns the request context carrying the caller's principal.
+// ctx returns the request context carrying the caller's principal, without
+// the kernel's cancellation: the kernel interrupts a request whenever the
+// calling thread takes any signal (a Go program's threads take SIGURG for
+// preemption all the time), and a create, rename or truncate cut short
+// answers EINTR, which rename(2), close(2) and most callers do not retry.
+// libfuse ignores interrupts by default for the same reason.
 func (t *tree) ctx(ctx context.Context) context.Context {
+	ctx = context.WithoutCancel(ctx)
 	var pid, uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
 		pid, uid, gid = c.Pid, c.Uid, c.Gid
@@ -387,7 +393,7 @@ func openFlags(flags uint32) int {
 // (there the resolved inode itself is opened).
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if testHookOpen != nil {
-		testHookOpen(n)
+		testHookOpen(ctx, n)
 	}
 	ctx = n.t.ctx(ctx)
 	n.t.ns.RLock()
@@ -413,9 +419,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	return &handle{t: n.t, rw: rw}, 0, 0
 }
 
-// testHookOpen, when set by a test, runs at the start of every Open, before
-// the node's path is resolved.
-var testHookOpen func(n *node)
+// testHookOpen, when set by a test, runs at the start of every Open, with
+// the request's context as go-fuse passed it, before the node's path is
+// resolved.
+var testHookOpen func(ctx context.Context, n *node)
 
 // testHookRenamed, when set by a test, runs after a successful Rename has
 // released the namespace lock, where go-fuse has yet to move the name in

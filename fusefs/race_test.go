@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,7 @@ import (
 // mountHooked mounts fsys with the given test hooks set for the life of the
 // mount. The hooks are set before the server starts and cleared after it
 // stopped, so its goroutines read them without a data race.
-func mountHooked(t *testing.T, fsys semfs.FS, opts Options, onOpen func(*node), onRenamed func()) string {
+func mountHooked(t *testing.T, fsys semfs.FS, opts Options, onOpen func(context.Context, *node), onRenamed func()) string {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skip("skipping: /dev/fuse is missing, so no FUSE mount can be made here")
@@ -118,7 +119,7 @@ func TestOpenRenamedOver(t *testing.T) {
 	var dir string
 	var once sync.Once
 	var hookErr error
-	dir = mountHooked(t, fsys, Options{}, func(n *node) {
+	dir = mountHooked(t, fsys, Options{}, func(_ context.Context, n *node) {
 		if n.StableAttr().Mode&syscall.S_IFMT != syscall.S_IFREG {
 			return
 		}
@@ -150,5 +151,66 @@ func TestOpenRenamedOver(t *testing.T) {
 	}
 	if _, err := semfs.Stat(context.Background(), fsys, "/t"); err == nil {
 		t.Error("t still exists after being renamed over f")
+	}
+}
+
+// TestInterruptedOpenCompletes interrupts an open(O_TRUNC) while the daemon
+// serves it: the opening thread takes a signal (SIGURG, which Go's runtime
+// sends its threads for preemption all the time), so the kernel sends
+// INTERRUPT and go-fuse cancels the request's context. The open must still
+// complete; it used to reach the FS with the cancelled context and fail
+// with EINTR, which a raw open(2), rename(2) or close(2) does not retry.
+func TestInterruptedOpenCompletes(t *testing.T) {
+	fsys := memfs.New()
+	writeMem(t, fsys, "/f", "old contents")
+	inOpen := make(chan struct{})
+	interrupted := make(chan bool, 1)
+	var armed atomic.Bool
+	dir := mountHooked(t, fsys, Options{}, func(ctx context.Context, n *node) {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		close(inOpen)
+		select {
+		case <-ctx.Done():
+			interrupted <- true
+		case <-time.After(10 * time.Second):
+			interrupted <- false
+		}
+	}, nil)
+	p := filepath.Join(dir, "f")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	tid := make(chan int, 1)
+	opened := make(chan error, 1)
+	armed.Store(true)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- syscall.Gettid()
+		fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_TRUNC, 0) // raw: no EINTR retry
+		if err == nil {
+			syscall.Close(fd)
+		}
+		opened <- err
+	}()
+	id := <-tid
+	select {
+	case <-inOpen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the open did not reach the daemon in 10 s")
+	}
+	if err := syscall.Tgkill(os.Getpid(), id, syscall.SIGURG); err != nil {
+		t.Fatal(err)
+	}
+	if !<-interrupted {
+		t.Skip("skipping: the kernel sent no INTERRUPT for a signalled open within 10 s")
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("open(O_TRUNC) interrupted by a signal: %v; want it to complete", err)
+	}
+	if got, _ := semfs.ReadFile(context.Background(), fsys, "/f"); len(got) != 0 {
+		t.Errorf("f holds %q after open(O_TRUNC); want it truncated", got)
 	}
 }
