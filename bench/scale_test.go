@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/postgres"
@@ -65,21 +67,52 @@ func ingest(t *testing.T, c *Corpus, stores []store, from, to int, took []time.D
 }
 
 // bulkLoad adds files [from, to) to a PostgreSQL store through Load (COPY),
-// 10 000 files a transaction, plus their tag vectors, and returns the time
-// Load took.
-func bulkLoad(t *testing.T, c *Corpus, pix *postgres.Index, from, to int) (took time.Duration, bytes int64) {
+// 10 000 files a transaction, plus their tag vectors, as an initial import
+// would: the GIN indexes (full text, trigrams) are dropped first and built
+// again at the end with CREATE INDEX, since growing them row by row makes a
+// load of 1M files take hours. It returns the time Load and the index
+// builds took.
+func bulkLoad(t *testing.T, c *Corpus, pix *postgres.Index, dsn string, from, to int) (load, build time.Duration, bytes int64) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND indexdef LIKE '% USING gin %' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Def string }])
+	if err != nil || len(defs) == 0 {
+		t.Fatalf("no GIN index found (%v): the store's schema changed?", err)
+	}
+	for _, d := range defs {
+		if _, err := conn.Exec(ctx, `DROP INDEX `+d.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const batch = 10000
 	for lo := from; lo < to; lo += batch {
 		items, n := c.Items(lo, min(lo+batch, to))
 		bytes += n
 		start := time.Now()
-		if err := pix.Load(context.Background(), items); err != nil {
+		if err := pix.Load(ctx, items); err != nil {
 			t.Fatalf("postgres Load: %v", err)
 		}
-		took += time.Since(start)
+		load += time.Since(start)
 		setTagVectors(t, c, store{"postgres", pix}, items)
 	}
-	return took, bytes
+	start := time.Now()
+	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs {
+		if _, err := conn.Exec(ctx, d.Def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return load, time.Since(start), bytes
 }
 
 func setTagVectors(t *testing.T, c *Corpus, s store, items []index.Item) {
@@ -128,27 +161,55 @@ type sqliteMark struct {
 	Put   map[string]rate `json:"put"`
 }
 
+func writeMark(t *testing.T, path string, m sqliteMark) {
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holds returns how many of the corpus's first files s holds, counting
+// in whole batches of 500 (the batch Put and Load commit at once) from
+// at least.
+func holds(t *testing.T, c *Corpus, s index.Store, at int) int {
+	has := func(i int) bool {
+		it, _ := c.Item(i)
+		_, err := s.File(context.Background(), it.File.Path)
+		return err == nil
+	}
+	if at > 0 && !has(at-1) {
+		t.Fatalf("the index does not hold the corpus's first %d files as recorded: start from an empty one", at)
+	}
+	for has(at) {
+		at += 500
+	}
+	return at
+}
+
 // TestIndexScale compares the PostgreSQL and SQLite stores on the store
 // work of a tag query (keyword candidates of each word + Nearest over tag
 // vectors), of content search (SearchChunks), and on ingest, at growing
 // sizes (SEMFS_BENCH_SIZES, default 10000,100000).
 //
-// Both stores take the last putSample files of each size through Put,
+// The last putSample files of each size go into the stores through Put,
 // timed, batch by batch in turn (the ingest columns). The files before
 // them go into SQLite through Put too, and into PostgreSQL through the
-// bulk Load (COPY, the same rows), which makes 1M files feasible; the
-// SQLite index can be kept across runs in SEMFS_BENCH_DIR (it is reused
-// when it holds the corpus's first files, with the rates measured when it
-// was built).
+// bulk Load (COPY, the same rows), which makes 1M files feasible.
+//
+// Loaded stores can be reused: SEMFS_BENCH_DIR keeps the SQLite index
+// (with the Put rates measured while building it), SEMFS_BENCH_PG_DSN
+// names a PostgreSQL database already holding the corpus's first files
+// (TestPGSearchPlans with SEMFS_BENCH_HOLD leaves one), and
+// SEMFS_BENCH_STORES=sqlite builds and measures SQLite alone. A reused
+// store must not hold more files than the first size.
 func TestIndexScale(t *testing.T) {
 	benchEnabled(t)
 	ctx := context.Background()
-	pg := testserver.StartPostgres(t)
-	pix, err := postgres.Open(ctx, pg.DSN, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pix.Close()
+	c := NewCorpus(1, 30000, 100)
+	var stores []store
+	held := map[string]int{}
+	onlySQLite := os.Getenv("SEMFS_BENCH_STORES") == "sqlite"
+
 	dir := os.Getenv("SEMFS_BENCH_DIR")
 	if dir == "" {
 		dir = t.TempDir()
@@ -168,53 +229,78 @@ func TestIndexScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer six.Close()
-	c := NewCorpus(1, 30000, 100)
-	// The kept index holds files [0, mark.Files) of the corpus: the last
-	// one is there, the next one is not.
-	if mark.Files > 0 {
-		last, _ := c.Item(mark.Files - 1)
-		next, _ := c.Item(mark.Files)
-		_, errLast := six.File(ctx, last.File.Path)
-		_, errNext := six.File(ctx, next.File.Path)
-		if errLast != nil || errNext == nil {
-			t.Fatalf("the SQLite index in %s does not hold the %d files %s says (%v): delete both to rebuild", dir, mark.Files, markPath, errLast)
+	stores = append(stores, store{"sqlite", six})
+	mark.Files = holds(t, c, six, mark.Files)
+	held["sqlite"] = mark.Files
+
+	var pix *postgres.Index
+	var dsn string
+	if !onlySQLite {
+		dsn = os.Getenv("SEMFS_BENCH_PG_DSN")
+		if dsn == "" {
+			dsn = testserver.StartPostgres(t).DSN
 		}
+		pix, err = postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pix.Close()
+		stores = append(stores, store{"postgres", pix})
+		held["postgres"] = holds(t, c, pix, 0)
 	}
-	sq, ps := store{"sqlite", six}, store{"postgres", pix}
-	stores := []store{sq, ps}
 	queries := c.Queries(200)
-	loaded := 0
 	fmt.Printf("\n| files | store | ingest (Put, last %d files) | tag p50 ms | tag p99 ms | search p50 ms | search p99 ms |\n|---|---|---|---|---|---|---|\n", putSample)
 	for _, n := range sizes("10000,100000") {
-		bulkTo := max(loaded, n-putSample)
-		if mark.Files < bulkTo {
-			ingest(t, c, []store{sq}, max(loaded, mark.Files), bulkTo, make([]time.Duration, 1))
-			mark.Files = bulkTo
-		}
-		if bulkTo > loaded {
-			took, bytes := bulkLoad(t, c, pix, loaded, bulkTo)
-			t.Logf("%d files: PostgreSQL Load of %d files: %v", n, bulkTo-loaded, rate{bulkTo - loaded, bytes, took.Seconds()})
-		}
-		var put [2]rate
-		if r, ok := mark.Put[strconv.Itoa(n)]; ok && mark.Files >= n {
-			put[0] = r
-			took := make([]time.Duration, 1)
-			b := ingest(t, c, []store{ps}, bulkTo, n, took)
-			put[1] = rate{n - bulkTo, b, took[0].Seconds()}
-		} else {
-			took := make([]time.Duration, 2)
-			b := ingest(t, c, stores, bulkTo, n, took)
-			put[0], put[1] = rate{n - bulkTo, b, took[0].Seconds()}, rate{n - bulkTo, b, took[1].Seconds()}
-			mark.Files, mark.Put[strconv.Itoa(n)] = n, put[0]
-			b2, _ := json.Marshal(mark)
-			if err := os.WriteFile(markPath, b2, 0o644); err != nil {
-				t.Fatal(err)
+		for name, h := range held {
+			if h > n {
+				t.Fatalf("the %s index holds %d files, more than the size %d: start from an empty one", name, h, n)
 			}
 		}
-		loaded = n
-		// Let PostgreSQL's statistics catch up, as autovacuum would.
-		if _, err := pgExec(ctx, pg.DSN, "VACUUM ANALYZE"); err != nil {
-			t.Fatal(err)
+		bulkTo := n - min(n, putSample)
+		for held["sqlite"] < bulkTo {
+			to := min(bulkTo, held["sqlite"]+10000)
+			ingest(t, c, stores[:1], held["sqlite"], to, make([]time.Duration, 1))
+			held["sqlite"], mark.Files = to, to
+			writeMark(t, markPath, mark)
+		}
+		if pix != nil && held["postgres"] < bulkTo {
+			load, build, bytes := bulkLoad(t, c, pix, dsn, held["postgres"], bulkTo)
+			t.Logf("%d files: PostgreSQL Load of %d files: %v, then GIN index builds %v", n, bulkTo-held["postgres"],
+				rate{bulkTo - held["postgres"], bytes, load.Seconds()}, build.Round(time.Second))
+			held["postgres"] = bulkTo
+		}
+		// The timed Put of the last files, in the stores that lack them.
+		var timed []store
+		for _, s := range stores {
+			if held[s.name] < n {
+				if held[s.name] != bulkTo {
+					t.Fatalf("the %s index holds %d files, inside the timed part (%d, %d]: start from an empty one", s.name, held[s.name], bulkTo, n)
+				}
+				timed = append(timed, s)
+			}
+		}
+		put := map[string]rate{}
+		if len(timed) > 0 {
+			took := make([]time.Duration, len(timed))
+			b := ingest(t, c, timed, bulkTo, n, took)
+			for k, s := range timed {
+				put[s.name] = rate{n - bulkTo, b, took[k].Seconds()}
+				held[s.name] = n
+			}
+		}
+		if r, ok := put["sqlite"]; ok {
+			mark.Put[strconv.Itoa(n)] = r
+		}
+		mark.Files = held["sqlite"]
+		writeMark(t, markPath, mark)
+		if _, ok := put["sqlite"]; !ok {
+			put["sqlite"] = mark.Put[strconv.Itoa(n)]
+		}
+		if pix != nil {
+			// Let PostgreSQL's statistics catch up, as autovacuum would.
+			if _, err := pgExec(ctx, dsn, "VACUUM ANALYZE"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		tagLat := make([]lat, len(stores))
 		searchLat := make([]lat, len(stores))
@@ -246,16 +332,28 @@ func TestIndexScale(t *testing.T) {
 			}
 		}
 		for k, s := range stores {
-			fmt.Printf("| %d | %s | %v | %s | %s | %s | %s |\n", n, s.name, put[k],
+			ingest := "measured when loaded"
+			if r, ok := put[s.name]; ok && r.Seconds > 0 {
+				ingest = r.String()
+			}
+			fmt.Printf("| %d | %s | %s | %s | %s | %s | %s |\n", n, s.name, ingest,
 				ms(tagLat[k].pct(0.5)), ms(tagLat[k].pct(0.99)), ms(searchLat[k].pct(0.5)), ms(searchLat[k].pct(0.99)))
 		}
-		ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2f", a.Seconds()/b.Seconds()) }
-		fmt.Printf("| %d | PG/SQLite | %.2f× throughput | %s | %s | %s | %s |\n", n, put[0].Seconds/put[1].Seconds,
-			ratio(tagLat[1].pct(0.5), tagLat[0].pct(0.5)), ratio(tagLat[1].pct(0.99), tagLat[0].pct(0.99)),
-			ratio(searchLat[1].pct(0.5), searchLat[0].pct(0.5)), ratio(searchLat[1].pct(0.99), searchLat[0].pct(0.99)))
-		if hits[0] == 0 || hits[1] == 0 {
-			t.Errorf("no search hits (sqlite %d, postgres %d): the workload is empty", hits[0], hits[1])
+		if len(stores) == 2 {
+			ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2f", a.Seconds()/b.Seconds()) }
+			tput := "—"
+			if put["sqlite"].Seconds > 0 && put["postgres"].Seconds > 0 {
+				tput = fmt.Sprintf("%.2f× throughput", put["sqlite"].Seconds/put["postgres"].Seconds)
+			}
+			fmt.Printf("| %d | PG/SQLite | %s | %s | %s | %s | %s |\n", n, tput,
+				ratio(tagLat[1].pct(0.5), tagLat[0].pct(0.5)), ratio(tagLat[1].pct(0.99), tagLat[0].pct(0.99)),
+				ratio(searchLat[1].pct(0.5), searchLat[0].pct(0.5)), ratio(searchLat[1].pct(0.99), searchLat[0].pct(0.99)))
 		}
-		t.Logf("%d files: search hits sqlite %d postgres %d", n, hits[0], hits[1])
+		for k, s := range stores {
+			if hits[k] == 0 {
+				t.Errorf("no %s search hits: the workload is empty", s.name)
+			}
+			t.Logf("%d files: %s search hits %d", n, s.name, hits[k])
+		}
 	}
 }
