@@ -1,0 +1,208 @@
+package index
+
+import (
+	"context"
+	"strings"
+	"sync"
+)
+
+// TagTierer is implemented by stores that count the tag query's keyword
+// points themselves (with a TagIndex): meta's tag query then makes one call
+// per query instead of one TagKeywordCandidates per word plus a map of
+// paths. TagTiers has TagIndex.Tiers's contract.
+type TagTierer interface {
+	TagTiers(ctx context.Context, words []string) ([][]string, error)
+}
+
+// TagHay is the text seed 000's keyword points are counted in: the four
+// fields lower-cased and separated by NUL, so that no word matches across
+// two of them.
+func TagHay(path, createdBy, task string, apps []string) string {
+	return strings.ToLower(path + "\x00" + createdBy + "\x00" + task + "\x00" + strings.Join(apps, "\x00"))
+}
+
+// TagIndex answers the keyword half of seed 000's tag query in memory: for
+// each file it keeps the lower-cased text the points are counted in (the
+// "hay": path, created_by, task and related apps separated by NUL, as a
+// store builds it) and, for every distinct substring of one to three bytes
+// of a hay, the ascending list of the files holding it. A query word of up
+// to three bytes is then exactly one posting list (no verification); a
+// longer word is looked up through its rarest three-byte substring and
+// verified against the hays. Files are numbered densely; counting points
+// is a pass over posting lists into a counter per file number instead of
+// path strings and maps. Safe for concurrent use.
+//
+// Replacing or removing a file leaves its old number dead in the posting
+// lists (skipped by queries) until dead numbers outnumber live ones, when
+// the whole index is rebuilt from the live hays.
+type TagIndex struct {
+	mu    sync.RWMutex
+	paths []string          // by number; "" for a dead number
+	hays  []string          // by number
+	num   map[string]uint32 // path → live number
+	post  map[uint32][]uint32
+	dead  int
+}
+
+// NewTagIndex returns an empty index.
+func NewTagIndex() *TagIndex {
+	return &TagIndex{num: map[string]uint32{}, post: map[uint32][]uint32{}}
+}
+
+// gramKey packs a substring of one to three bytes and its length into one
+// map key.
+func gramKey(g string) uint32 {
+	k := uint32(len(g)) << 24
+	for i := 0; i < len(g); i++ {
+		k |= uint32(g[i]) << (8 * i)
+	}
+	return k
+}
+
+// Len reports how many files the index holds.
+func (t *TagIndex) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.num)
+}
+
+// Set records (or replaces) the hay of path. The hay must already be
+// lower-cased the way query words are.
+func (t *TagIndex) Set(path, hay string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n, ok := t.num[path]; ok {
+		if t.hays[n] == hay {
+			return
+		}
+		t.kill(n)
+	}
+	t.add(path, hay)
+	t.maybeCompact()
+}
+
+// Delete forgets path.
+func (t *TagIndex) Delete(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n, ok := t.num[path]; ok {
+		t.kill(n)
+		t.maybeCompact()
+	}
+}
+
+// Reset forgets every file.
+func (t *TagIndex) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.paths, t.hays, t.num, t.post, t.dead = nil, nil, map[string]uint32{}, map[uint32][]uint32{}, 0
+}
+
+func (t *TagIndex) kill(n uint32) {
+	delete(t.num, t.paths[n])
+	t.paths[n], t.hays[n] = "", ""
+	t.dead++
+}
+
+func (t *TagIndex) add(path, hay string) {
+	n := uint32(len(t.paths))
+	t.paths = append(t.paths, path)
+	t.hays = append(t.hays, hay)
+	t.num[path] = n
+	// Each distinct gram once: numbers only grow, so a list's last entry
+	// tells whether this file is already on it.
+	for i := 0; i < len(hay); i++ {
+		for l := 1; l <= 3 && i+l <= len(hay); l++ {
+			g := hay[i : i+l]
+			if strings.IndexByte(g, 0) >= 0 {
+				break // no query word holds a NUL
+			}
+			k := gramKey(g)
+			p := t.post[k]
+			if len(p) > 0 && p[len(p)-1] == n {
+				continue
+			}
+			t.post[k] = append(p, n)
+		}
+	}
+}
+
+func (t *TagIndex) maybeCompact() {
+	if t.dead < 1024 || t.dead < len(t.num) {
+		return
+	}
+	paths, hays := t.paths, t.hays
+	t.paths, t.hays, t.num, t.post, t.dead = nil, nil, make(map[string]uint32, len(t.num)), map[uint32][]uint32{}, 0
+	for i, p := range paths {
+		if p != "" {
+			t.add(p, hays[i])
+		}
+	}
+}
+
+// Tiers returns the files with at least one keyword point for words
+// (already lower-cased; a word found in a file's hay gives it one point,
+// and a word given twice counts twice, as in seed 000), grouped by points:
+// tiers[n] lists the files with n points, in no particular order. A word
+// holding a NUL matches nothing.
+func (t *TagIndex) Tiers(words []string) [][]string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	count := make([]uint16, len(t.paths))
+	var hit []uint32 // numbers with a point, in the order first seen
+	for _, w := range words {
+		if w == "" || strings.IndexByte(w, 0) >= 0 {
+			continue
+		}
+		if len(w) <= 3 {
+			for _, n := range t.post[gramKey(w)] {
+				if t.paths[n] == "" {
+					continue
+				}
+				if count[n] == 0 {
+					hit = append(hit, n)
+				}
+				count[n]++
+			}
+			continue
+		}
+		var best []uint32
+		found := true
+		for i := 0; i+3 <= len(w); i++ {
+			p, ok := t.post[gramKey(w[i:i+3])]
+			if !ok {
+				found = false
+				break
+			}
+			if best == nil || len(p) < len(best) {
+				best = p
+			}
+		}
+		if !found {
+			continue
+		}
+		for _, n := range best {
+			if t.paths[n] == "" || !strings.Contains(t.hays[n], w) {
+				continue
+			}
+			if count[n] == 0 {
+				hit = append(hit, n)
+			}
+			count[n]++
+		}
+	}
+	tiers := make([][]string, len(words)+1)
+	sizes := make([]int, len(words)+1)
+	for _, n := range hit {
+		sizes[count[n]]++
+	}
+	for c, s := range sizes {
+		if s > 0 {
+			tiers[c] = make([]string, 0, s)
+		}
+	}
+	for _, n := range hit {
+		tiers[count[n]] = append(tiers[count[n]], t.paths[n])
+	}
+	return tiers
+}

@@ -1,0 +1,105 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestTagIndexTiers checks Tiers against counting substrings in every live
+// hay, through random sets, replacements and deletes (enough of them to
+// compact the index several times), with words of one to six bytes, NULs,
+// repeated words and non-ASCII text.
+func TestTagIndexTiers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	parts := []string{"auth", "bug", "a", "do", "md", "report", "é", "x/y", "notes", "plan", "Ab"}
+	hayOf := func() string {
+		var fields []string
+		for range 4 {
+			var b strings.Builder
+			for range 1 + rng.IntN(3) {
+				b.WriteString(parts[rng.IntN(len(parts))])
+			}
+			fields = append(fields, b.String())
+		}
+		return TagHay(fields[0], fields[1], fields[2], fields[3:])
+	}
+	ti := NewTagIndex()
+	live := map[string]string{}
+	words := [][]string{{"a"}, {"do", "md"}, {"auth"}, {"thbu"}, {"a", "a"}, {"é"}, {"x/y"}, {"port", "b"}, {"zz"},
+		{"th\x00bu"}, {"ab"}, {"report", "notes", "plan", "d"}, {"mdr"}, {"ée"}}
+	check := func(step int) {
+		for _, ws := range words {
+			got := ti.Tiers(ws)
+			want := make([][]string, len(ws)+1)
+			for p, hay := range live {
+				n := 0
+				for _, w := range ws {
+					if !strings.Contains(w, "\x00") && strings.Contains(hay, w) {
+						n++
+					}
+				}
+				if n > 0 {
+					want[n] = append(want[n], p)
+				}
+			}
+			for n := range want {
+				g := slices.Clone(got[n])
+				slices.Sort(g)
+				slices.Sort(want[n])
+				if !slices.Equal(g, want[n]) {
+					t.Fatalf("step %d, words %q, %d points: got %d files %v, want %d %v", step, ws, n, len(g), head(g), len(want[n]), head(want[n]))
+				}
+			}
+		}
+	}
+	for step := range 6000 {
+		p := fmt.Sprintf("/f%d", rng.IntN(1500))
+		switch r := rng.IntN(10); {
+		case r < 6:
+			h := hayOf()
+			ti.Set(p, h)
+			live[p] = h
+		case r < 7:
+			ti.Set(p, live[p]) // unchanged hay (or a new file with an empty one)
+			live[p] = live[p]
+		default:
+			ti.Delete(p)
+			delete(live, p)
+		}
+		if step%500 == 0 {
+			check(step)
+		}
+	}
+	check(-1)
+	if ti.Len() != len(live) {
+		t.Fatalf("Len %d, want %d", ti.Len(), len(live))
+	}
+	ti.Reset()
+	if got := ti.Tiers([]string{"a"}); len(got[1]) != 0 || ti.Len() != 0 {
+		t.Fatalf("after Reset: %v, Len %d", got, ti.Len())
+	}
+}
+
+func head(s []string) []string { return s[:min(5, len(s))] }
+
+// BenchmarkTagIndexTiers: keyword points of a question-like query over 100k
+// synthetic paths (words of one or two letters give most files a point).
+//
+//	go test -run '^$' -bench TagIndexTiers ./index
+func BenchmarkTagIndexTiers(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := strings.Fields("the of and to a in is it you that he was for on are with as his they be at one have this from or had by word but what some we can out other were all there when up use your how said an each she which do their time if will way about many then them write would like so these her long make thing see him two has look more day could go come did number sound no most people my over know water than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good me give our under name very through just form sentence")
+	ti := NewTagIndex()
+	for i := range 100000 {
+		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
+		ti.Set(p, TagHay(p, "", "", nil))
+	}
+	words := strings.Fields("how do i parse a url into scheme host and path")
+	b.ResetTimer()
+	for range b.N {
+		ti.Tiers(words)
+	}
+}
