@@ -73,7 +73,10 @@ type Score struct {
 type Rankings map[string][]string
 
 // Methods evaluated, in report order.
-var Methods = []string{"bm25", "vector", "tag", "fused-sum", "fused-rrf"}
+// "tag" is seed 000's query (every whitespace-separated word counts);
+// "tag-signal" is the tag signal the fused search uses (the query's content
+// words only, limit 200).
+var Methods = []string{"bm25", "vector", "tag", "tag-signal", "fused-sum", "fused-rrf"}
 
 // RRF, if set, replaces meta's RRF fusion in Rank (the eval's sweep sets
 // tuned weights through it).
@@ -101,6 +104,7 @@ func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
 	for _, t := range res {
 		r["tag"] = append(r["tag"], t.Path)
 	}
+	r["tag-signal"] = sig.TagRanking()
 	r["fused-sum"] = index.Ranked(meta.Fuse(sig, meta.FusionSum))
 	r["fused-rrf"] = index.Ranked(meta.Fuse(sig, meta.FusionRRF))
 	if RRF != nil {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,8 @@ func main() {
 	synthetic := flag.Int("synthetic", 0, "also measure latency on a synthetic corpus of this many files (0: skip)")
 	sweep := flag.Bool("sweep", true, "choose fusion weights on the even questions, report the odd ones")
 	onlySynthetic := flag.Bool("only-synthetic", false, "skip the GOROOT eval (needs -synthetic)")
+	flag.StringVar(&indexDir, "index", "", "keep the indexes under this directory and reuse them on the next run (default: a temporary directory, removed)")
+	flag.StringVar(&dumpPath, "dump", "", "write every question's top 10 per method and its answers to this JSON file")
 	flag.Parse()
 	var err error
 	if *onlySynthetic {
@@ -47,6 +50,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "semfs-eval:", err)
 		os.Exit(1)
 	}
+}
+
+var indexDir, dumpPath string
+
+// workDir returns the directory for the index named name and a function
+// that removes it unless -index asked to keep it.
+func workDir(name string) (string, func(), error) {
+	if indexDir == "" {
+		dir, err := os.MkdirTemp("", "semfs-"+name+"-")
+		return dir, func() { os.RemoveAll(dir) }, err
+	}
+	dir := filepath.Join(indexDir, name)
+	return dir, func() {}, os.MkdirAll(dir, 0o755)
 }
 
 func open(ctx context.Context, base semfs.FS, dir string) (*meta.FS, *sqlite.Index, embedding.Spaces, error) {
@@ -117,6 +133,17 @@ func build(ctx context.Context, f *meta.FS, ix *sqlite.Index, spaces embedding.S
 	if rep.Unchanged != rep.Files {
 		return st, fmt.Errorf("second reconcile changed files: %+v", rep)
 	}
+	// Every file must have its tag vector and every chunk its content
+	// vector, or the vector signals are measured on a partial index.
+	chk, err := ix.Check(ctx, false)
+	if err != nil {
+		return st, err
+	}
+	fmt.Fprintf(os.Stderr, "index: %d files (%d skipped), %d tag vectors, %d chunks, %d chunk vectors\n",
+		chk.Files, chk.Skipped, chk.TagVectors, chk.Chunks, chk.ChunkVectors)
+	if chk.TagVectors != chk.Files || chk.ChunkVectors != chk.Chunks {
+		return st, fmt.Errorf("vectors missing after the drain: %+v", chk)
+	}
 	return st, nil
 }
 
@@ -130,11 +157,11 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		return err
 	}
 	defer host.Close()
-	tmp, err := os.MkdirTemp("", "semfs-eval-")
+	tmp, done, err := workDir("goroot")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer done()
 	f, ix, spaces, err := open(ctx, host.Tree(), tmp)
 	if err != nil {
 		return err
@@ -268,6 +295,11 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		}
 		fmt.Println()
 	}
+	if dumpPath != "" {
+		if err := dump(dumpPath, qs, rs); err != nil {
+			return err
+		}
+	}
 	// Latency over the questions, three rounds.
 	var tq, sq []time.Duration
 	for range 3 {
@@ -291,6 +323,28 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		return runSynthetic(ctx, synthetic, qs)
 	}
 	return nil
+}
+
+// dump writes each question's answers and every method's top 10 as JSON,
+// for reading where a method fails.
+func dump(path string, qs []eval.Question, rs []eval.Rankings) error {
+	type row struct {
+		Question string              `json:"question"`
+		Answers  []string            `json:"answers"`
+		Top      map[string][]string `json:"top"`
+	}
+	rows := make([]row, len(qs))
+	for i, q := range qs {
+		rows[i] = row{Question: q.Text, Answers: q.Answers, Top: map[string][]string{}}
+		for m, r := range rs[i] {
+			rows[i].Top[m] = r[:min(10, len(r))]
+		}
+	}
+	b, err := json.MarshalIndent(rows, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 func printBuild(st buildStats) {
@@ -325,7 +379,7 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond
 // runSynthetic builds a corpus of n text files from a Zipf-distributed
 // vocabulary in memory and measures ingest and query latency.
 func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
-	vocab := vocabulary(qs)
+	vocab := eval.Vocabulary(qs)
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
 	base := memfs.New()
@@ -349,11 +403,11 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 		}
 		total += int64(b.Len())
 	}
-	tmp, err := os.MkdirTemp("", "semfs-synth-")
+	tmp, done, err := workDir(fmt.Sprintf("synthetic-%d", n))
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer done()
 	f, ix, spaces, err := open(ctx, base, tmp)
 	if err != nil {
 		return err
@@ -367,74 +421,20 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 	fmt.Printf("## synthetic corpus: %d files, %.1f MB\n\n", n, float64(total)/1e6)
 	printBuild(st)
 	var tq, sq []time.Duration
-	for r := range 3 {
-		for i, q := range qs {
-			text := q.Text
-			if (i+r)%3 == 0 {
-				text = vocab[rng.IntN(200)] + " " + vocab[rng.IntN(len(vocab))]
-			}
-			t0 := time.Now()
-			if _, err := f.Query(ctx, text, 10); err != nil {
-				return err
-			}
-			tq = append(tq, time.Since(t0))
-			t0 = time.Now()
-			if _, err := f.Search(ctx, semfs.SearchRequest{Query: text, Limit: 10}, func(semfs.SearchHit) error { return nil }); err != nil {
-				return err
-			}
-			sq = append(sq, time.Since(t0))
+	for _, text := range eval.SyntheticQueries(qs, vocab, 3, rng) {
+		t0 := time.Now()
+		if _, err := f.Query(ctx, text, 10); err != nil {
+			return err
 		}
+		tq = append(tq, time.Since(t0))
+		t0 = time.Now()
+		if _, err := f.Search(ctx, semfs.SearchRequest{Query: text, Limit: 10}, func(semfs.SearchHit) error { return nil }); err != nil {
+			return err
+		}
+		sq = append(sq, time.Since(t0))
 	}
 	a, b := eval.Percentiles(tq)
 	c, d := eval.Percentiles(sq)
 	fmt.Printf("latency over %d queries: tag query p50 %v p99 %v; content search p50 %v p99 %v\n\n", len(tq), round(a), round(b), round(c), round(d))
 	return nil
 }
-
-// vocabulary is the words of the questions plus common English words, so
-// that synthetic text shares words with the queries.
-func vocabulary(qs []eval.Question) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(w string) {
-		w = strings.ToLower(w)
-		if w != "" && !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	for w := range strings.FieldsSeq(common) {
-		add(w)
-	}
-	for _, q := range qs {
-		for w := range strings.FieldsSeq(q.Text) {
-			add(w)
-		}
-	}
-	return out
-}
-
-const common = `the of and to a in is it you that he was for on are with as his they be at one have this from or had by
-word but what some we can out other were all there when up use your how said an each she which do their time if will way
-about many then them write would like so these her long make thing see him two has look more day could go come did number
-sound no most people my over know water than call first who may down side been now find any new work part take get place
-made live where after back little only round man year came show every good me give our under name very through just form
-sentence great think say help low line differ turn cause much mean before move right boy old too same tell does set three
-want air well also play small end put home read hand port large spell add even land here must big high such follow act why
-ask men change went light kind off need house picture try us again animal point mother world near build self earth father
-head stand own page should country found answer school grow study still learn plant cover food sun four between state keep
-eye never last let thought city tree cross farm hard start might story saw far sea draw left late run while press close
-night real life few north open seem together next white children begin got walk example ease paper group always music those
-both mark often letter until mile river car feet care second book carry took science eat room friend began idea fish
-mountain stop once base hear horse cut sure watch color face wood main enough plain girl usual young ready above ever red
-list though feel talk bird soon body dog family direct pose leave song measure door product black short numeral class wind
-question happen complete ship area half rock order fire south problem piece told knew pass since top whole king space heard
-best hour better true during hundred five remember step early hold west ground interest reach fast verb sing listen six
-table travel less morning ten simple several vowel toward war lay against pattern slow center love person money serve
-appear road map rain rule govern pull cold notice voice unit power town fine certain fly fall lead cry dark machine note
-wait plan figure star box noun field rest correct able pound done beauty drive stood contain front teach week final gave
-green oh quick develop ocean warm free minute strong special mind behind clear tail produce fact street inch multiply
-nothing course stay wheel full force blue object decide surface deep moon island foot system busy test record boat common
-gold possible plane stead dry wonder laugh thousand ago ran check game shape equate hot miss brought heat snow tire bring
-yes distant fill east paint language among server client request handler buffer stream token parse error config deploy
-cache index query vector model budget report invoice meeting release ticket customer account schedule backup database`
