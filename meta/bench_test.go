@@ -2,15 +2,20 @@ package meta_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/hostfs"
 	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/memfs"
 	"github.com/semfs/semfs/meta"
 )
 
@@ -22,6 +27,9 @@ import (
 //
 //	go test -run '^$' -bench 'Ingest/net' -benchtime 3x ./meta     # 5 MB, for iterating
 //	go test -run '^$' -bench 'Ingest/src$' -benchtime 1x ./meta    # all of GOROOT/src
+//
+// small20k is 20 000 Markdown notes of 100-500 bytes (Zipf-distributed
+// pseudo-words) in memory, where the cost per file dominates.
 func BenchmarkIngest(b *testing.B) {
 	for _, dir := range []string{"net", "cmd/compile", "src"} {
 		b.Run(filepath.Base(dir), func(b *testing.B) {
@@ -29,18 +37,51 @@ func BenchmarkIngest(b *testing.B) {
 			if dir != "src" {
 				root = filepath.Join(root, dir)
 			}
-			benchIngest(b, root)
+			host, err := hostfs.Open(root, hostfs.ReadOnly)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer host.Close()
+			benchIngest(b, host.Tree())
 		})
 	}
+	b.Run("small20k", func(b *testing.B) {
+		benchIngest(b, smallNotes(b, 20000))
+	})
 }
 
-func benchIngest(b *testing.B, root string) {
+// smallNotes is a memfs of n short notes.
+func smallNotes(b *testing.B, n int) semfs.FS {
 	ctx := context.Background()
-	host, err := hostfs.Open(root, hostfs.ReadOnly)
-	if err != nil {
-		b.Fatal(err)
+	rng := rand.New(rand.NewPCG(1, 2))
+	syl := []string{"ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "pa", "gri", "ton", "bel", "sar"}
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		for range 2 + rng.IntN(3) {
+			vocab[i] += syl[rng.IntN(len(syl))]
+		}
 	}
-	defer host.Close()
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))
+	base := memfs.New()
+	for i := range n {
+		var t strings.Builder
+		for w := range 15 + rng.IntN(60) {
+			if w > 0 {
+				t.WriteByte(' ')
+			}
+			t.WriteString(vocab[zipf.Uint64()])
+		}
+		t.WriteString(".\n")
+		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
+		if err := semfs.WriteFile(ctx, base, p, []byte(t.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return base
+}
+
+func benchIngest(b *testing.B, tree semfs.FS) {
+	ctx := context.Background()
 	var bytes int64
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
@@ -52,7 +93,7 @@ func benchIngest(b *testing.B, root string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f, _ := meta.New(host.Tree(), ix, meta.Options{Logger: quiet})
+		f, _ := meta.New(tree, ix, meta.Options{Logger: quiet})
 		rep, err := f.Reconcile(ctx, meta.ReconcileOptions{})
 		if err != nil {
 			b.Fatal(err)

@@ -109,22 +109,15 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		opts.Progress(done, total)
 	}
 	// Read, hash and analyse in parallel; write in batches.
-	type result struct {
-		item  index.Item
-		kind  int // 0 added, 1 updated, 2 touched
-		bytes int64
-		err   error
-		path  string
-	}
 	in := make(chan job)
-	out := make(chan result)
+	out := make(chan analysed)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range in {
-				res := result{path: j.path}
+				res := analysed{path: j.path, info: j.info}
 				huge := j.info.Size() > index.MaxIndexBytes
 				var data []byte
 				var err error
@@ -139,26 +132,27 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 					out <- res
 					continue
 				}
-				var hash string
-				if huge {
-					hash = string(data[len("sha256:"):])
-				} else {
-					hash = hashOf(data)
+				switch {
+				case huge:
+					res.hash = string(data[len("sha256:"):])
+				default:
+					res.hash = hashOf(data)
 				}
 				switch {
 				case j.rec == nil:
 					res.kind = 0
-				case j.rec.Hash == hash && j.rec.State != index.StatePending:
+				case j.rec.Hash == res.hash && j.rec.State != index.StatePending:
 					res.kind = 2
-					rec := *j.rec
-					rec.Size, rec.ModTime = j.info.Size(), j.info.ModTime()
-					res.item = index.Item{File: rec, TagText: index.TagText(rec.Meta)}
 					out <- res
 					continue
 				default:
 					res.kind = 1
 				}
-				res.item, res.err = f.item(ctx, j.path, j.info, data, huge)
+				if huge {
+					res.content, res.state, res.reason = &index.Content{}, index.StateSkipped, index.ReasonTooLarge
+				} else {
+					res.content, res.state, res.reason = index.Analyze(j.path, data)
+				}
 				out <- res
 			}
 		}()
@@ -177,21 +171,18 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 	// One writer stores a batch while the workers analyse the next: the
 	// store's write lock is held by one transaction at a time anyway, and
 	// analysis waiting for it left a core idle.
-	batches := make(chan []index.Item, 1)
+	batches := make(chan []analysed, 1)
 	var writeErr error
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
 		for b := range batches {
-			if writeErr != nil {
-				continue
+			if writeErr == nil {
+				writeErr = f.storeAnalysed(ctx, b)
 			}
-			f.mu.Lock()
-			writeErr = f.store.Put(ctx, b...)
-			f.mu.Unlock()
 		}
 	}()
-	var batch []index.Item
+	var batch []analysed
 	var batchSize int64
 	var firstErr error
 	flush := func() {
@@ -223,7 +214,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 			rep.Touched++
 		}
 		rep.Bytes += res.bytes
-		batch = append(batch, res.item)
+		batch = append(batch, res)
 		batchSize += res.bytes
 		if len(batch) >= batchItems || batchSize >= batchBytes {
 			flush()
@@ -248,4 +239,56 @@ func (f *FS) Reindex(ctx context.Context, opts ReconcileOptions) (ReconcileRepor
 		return ReconcileReport{}, err
 	}
 	return f.Reconcile(ctx, opts)
+}
+
+// analysed is what a Reconcile worker found out about one file.
+type analysed struct {
+	path  string
+	info  fs.FileInfo
+	kind  int // 0 added, 1 updated, 2 touched (same bytes: content is nil)
+	bytes int64
+	hash  string
+	err   error
+	// The file's new derived data, state and skip reason.
+	content       *index.Content
+	state, reason string
+}
+
+// storeAnalysed writes a batch of analysed files in one Put. The rows are
+// read again under f.mu, in one query, so that tags set while the batch was
+// being analysed are kept (and no query per file is needed).
+func (f *FS) storeAnalysed(ctx context.Context, batch []analysed) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	paths := make([]string, len(batch))
+	for i, a := range batch {
+		paths[i] = a.path
+	}
+	rows, err := f.store.Files(ctx, paths)
+	if err != nil {
+		return err
+	}
+	items := make([]index.Item, 0, len(batch))
+	for _, a := range batch {
+		rec, ok := rows[a.path]
+		mtime := a.info.ModTime()
+		if a.kind == 2 {
+			if !ok || rec.Hash != a.hash {
+				continue // removed or rewritten through the layer meanwhile
+			}
+			rec.Size, rec.ModTime = a.info.Size(), mtime
+			items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+			continue
+		}
+		if !ok {
+			// Written behind our back: the writer is unknown.
+			rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
+		}
+		if rec.Hash != a.hash {
+			rec.UpdatedAt = mtime.UTC()
+		}
+		rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = a.info.Size(), a.hash, mtime, a.state, a.reason
+		items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: a.content})
+	}
+	return f.store.Put(ctx, items...)
 }
