@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -92,14 +93,22 @@ func head(s []string) []string { return s[:min(5, len(s))] }
 func BenchmarkTagIndexTiers(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := strings.Fields("the of and to a in is it you that he was for on are with as his they be at one have this from or had by word but what some we can out other were all there when up use your how said an each she which do their time if will way about many then them write would like so these her long make thing see him two has look more day could go come did number sound no most people my over know water than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good me give our under name very through just form sentence")
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
 	ti := NewTagIndex()
 	for i := range 100000 {
 		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
 		ti.Set(p, TagHay(p, "", "", nil))
 	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+
 	words := strings.Fields("how do i parse a url into scheme host and path")
 	b.ResetTimer()
 	for range b.N {
 		ti.Tiers(words)
 	}
+	b.ReportMetric((float64(m1.HeapAlloc)-float64(m0.HeapAlloc))/1e6, "heap-MB")
+	runtime.KeepAlive(ti)
 }

@@ -83,3 +83,14 @@ func (s Signals) TagRanking() []string {
 	}
 	return out
 }
+
+// TagScores returns the tag signal's paths and seed 000 scores (points +
+// similarity), best first, for the eval.
+func (s Signals) TagScores() ([]string, []float64) {
+	paths := make([]string, len(s.Tag))
+	scores := make([]float64, len(s.Tag))
+	for i, t := range s.Tag {
+		paths[i], scores[i] = t.path, t.score()
+	}
+	return paths, scores
+}

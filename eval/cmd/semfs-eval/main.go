@@ -35,7 +35,8 @@ func main() {
 	sweep := flag.Bool("sweep", true, "choose fusion weights on the even questions, report the odd ones")
 	onlySynthetic := flag.Bool("only-synthetic", false, "skip the GOROOT eval (needs -synthetic)")
 	flag.StringVar(&indexDir, "index", "", "keep the indexes under this directory and reuse them on the next run (default: a temporary directory, removed)")
-	flag.StringVar(&dumpPath, "dump", "", "write every question's top 10 per method and its answers to this JSON file")
+	flag.StringVar(&dumpPath, "dump", "", "write every question's top 10 per method, its answers and its signals (path, score) to this JSON file")
+	flag.IntVar(&latencyRounds, "latency-rounds", 3, "rounds over the questions for the latency figures (0: skip)")
 	flag.Parse()
 	var err error
 	if *onlySynthetic {
@@ -52,7 +53,10 @@ func main() {
 	}
 }
 
-var indexDir, dumpPath string
+var (
+	indexDir, dumpPath string
+	latencyRounds      int
+)
 
 // workDir returns the directory for the index named name and a function
 // that removes it unless -index asked to keep it.
@@ -296,13 +300,13 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		fmt.Println()
 	}
 	if dumpPath != "" {
-		if err := dump(dumpPath, qs, rs); err != nil {
+		if err := dump(ctx, f, dumpPath, qs, rs); err != nil {
 			return err
 		}
 	}
 	// Latency over the questions, three rounds.
 	var tq, sq []time.Duration
-	for range 3 {
+	for range latencyRounds {
 		for _, q := range qs {
 			t0 := time.Now()
 			if _, err := f.Query(ctx, q.Text, 10); err != nil {
@@ -316,9 +320,11 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 			sq = append(sq, time.Since(t0))
 		}
 	}
-	a, b := eval.Percentiles(tq)
-	c, d := eval.Percentiles(sq)
-	fmt.Printf("latency over %d queries: tag query p50 %v p99 %v; content search p50 %v p99 %v\n\n", len(tq), round(a), round(b), round(c), round(d))
+	if latencyRounds > 0 {
+		a, b := eval.Percentiles(tq)
+		c, d := eval.Percentiles(sq)
+		fmt.Printf("latency over %d queries: tag query p50 %v p99 %v; content search p50 %v p99 %v\n\n", len(tq), round(a), round(b), round(c), round(d))
+	}
 	if synthetic > 0 {
 		return runSynthetic(ctx, synthetic, qs)
 	}
@@ -327,17 +333,36 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 
 // dump writes each question's answers and every method's top 10 as JSON,
 // for reading where a method fails.
-func dump(path string, qs []eval.Question, rs []eval.Rankings) error {
+func dump(ctx context.Context, f *meta.FS, path string, qs []eval.Question, rs []eval.Rankings) error {
+	type scored struct {
+		Path  string  `json:"path"`
+		Score float64 `json:"score"`
+	}
 	type row struct {
 		Question string              `json:"question"`
 		Answers  []string            `json:"answers"`
 		Top      map[string][]string `json:"top"`
+		Signals  map[string][]scored `json:"signals"`
 	}
 	rows := make([]row, len(qs))
 	for i, q := range qs {
-		rows[i] = row{Question: q.Text, Answers: q.Answers, Top: map[string][]string{}}
+		rows[i] = row{Question: q.Text, Answers: q.Answers, Top: map[string][]string{}, Signals: map[string][]scored{}}
 		for m, r := range rs[i] {
 			rows[i].Top[m] = r[:min(10, len(r))]
+		}
+		sig, err := f.SearchSignals(ctx, q.Text)
+		if err != nil {
+			return err
+		}
+		for _, c := range sig.BM25 {
+			rows[i].Signals["bm25"] = append(rows[i].Signals["bm25"], scored{c.Path, c.Score})
+		}
+		for _, c := range sig.Vector {
+			rows[i].Signals["vector"] = append(rows[i].Signals["vector"], scored{c.Path, c.Score})
+		}
+		paths, scores := sig.TagScores()
+		for j, p := range paths {
+			rows[i].Signals["tag"] = append(rows[i].Signals["tag"], scored{p, scores[j]})
 		}
 	}
 	b, err := json.MarshalIndent(rows, "", " ")
