@@ -17,3 +17,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS tags_fts USING fts5(path, created_by, task, a
 -- in grep.go), not its text: a trigram tokenizer over the text indexed
 -- every position, and FTS5 spent most of an ingest on it.
 CREATE VIRTUAL TABLE IF NOT EXISTS grep_fts USING fts5(tris, content='', contentless_delete=1, tokenize='ascii', detail='none');
+-- FTS5 flushes its pending terms to a new segment every hashsize bytes
+-- (default 1 MiB) besides at commit; a bulk Put of 16 MiB of text made
+-- dozens of small segments per batch, and merging them was a quarter of
+-- an ingest. 8 MiB keeps a batch to a few segments.
+INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('hashsize', 8388608);
+INSERT INTO grep_fts(grep_fts, rank) VALUES ('hashsize', 8388608);

@@ -52,7 +52,8 @@ const SchemaVersion = 1
 //
 //	1: chunks + chunks_fts (porter, path+body), tags_fts and grep_fts (trigram).
 //	2: grep_fts holds distinct folded trigrams as tokens (index.GrepTrigrams).
-const DerivedVersion = 2
+//	3: chunks_fts and grep_fts flush pending terms every 8 MiB (hashsize).
+const DerivedVersion = 3
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.
