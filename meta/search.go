@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
@@ -178,8 +180,12 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 		return "", nil
 	}
 	end := min(offset+page, len(hits))
+	shown := hits[offset:end]
+	if err := f.fillFiles(ctx, shown); err != nil {
+		return "", err
+	}
 	tokens := index.QueryTokens(text)
-	for _, hit := range hits[offset:end] {
+	for _, hit := range shown {
 		f.snippet(ctx, &hit, tokens)
 		if err := fn(hit.SearchHit); err != nil {
 			return "", err
@@ -191,10 +197,37 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 	return encodeCursor(cursor{Offset: end, Hash: h}), nil
 }
 
-// hit is a search hit whose snippet is filled in only when it is shown.
+// hit is a search hit whose snippet and file fields are filled in only
+// when it is shown.
 type hit struct {
 	semfs.SearchHit
-	chunk *index.ChunkHit // the chunk to show; Text empty if not fetched yet
+	chunk  *index.ChunkHit // the chunk to show; Text empty if not fetched yet
+	filled bool            // CreatedBy and Task are set
+}
+
+// fillFiles sets CreatedBy and Task of the hits from their file rows, in
+// one store lookup (a file removed meanwhile keeps them empty).
+func (f *FS) fillFiles(ctx context.Context, hits []hit) error {
+	var paths []string
+	for _, h := range hits {
+		if !h.filled {
+			paths = append(paths, h.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	recs, err := f.store.Files(ctx, paths)
+	if err != nil {
+		return semfs.RewritePath(err, "search", "/")
+	}
+	for i := range hits {
+		if r, ok := recs[hits[i].Path]; ok && !hits[i].filled {
+			hits[i].CreatedBy, hits[i].Task = r.CreatedBy, r.Task
+		}
+		hits[i].filled = true
+	}
+	return nil
 }
 
 // snippet fills h's snippet from its chunk (or the file's first chunk).
@@ -241,14 +274,9 @@ func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]hi
 	for _, t := range sig.Tag {
 		tag[t.path] = t
 	}
-	recs, err := f.store.Files(ctx, order)
-	if err != nil {
-		return nil, semfs.RewritePath(err, "search", "/")
-	}
 	out := make([]hit, 0, len(order))
 	for _, p := range order {
-		r := recs[p]
-		hit := hit{SearchHit: semfs.SearchHit{Path: p, Score: fused[p], Scores: map[string]float64{}, CreatedBy: r.CreatedBy, Task: r.Task}}
+		hit := hit{SearchHit: semfs.SearchHit{Path: p, Score: fused[p], Scores: map[string]float64{}}}
 		var chunk *index.ChunkHit
 		if c, ok := bm[p]; ok {
 			hit.Scores["bm25"] = c.Score
@@ -281,7 +309,7 @@ func (f *FS) filterOnly(ctx context.Context, flt index.Filter) ([]hit, error) {
 	var out []hit
 	err := f.store.WalkFiles(ctx, root, func(r index.File) error {
 		if flt.Match(r) {
-			out = append(out, hit{SearchHit: semfs.SearchHit{Path: r.Path, CreatedBy: r.CreatedBy, Task: r.Task}})
+			out = append(out, hit{SearchHit: semfs.SearchHit{Path: r.Path, CreatedBy: r.CreatedBy, Task: r.Task}, filled: true})
 		}
 		return nil
 	})
@@ -291,60 +319,82 @@ func (f *FS) filterOnly(ctx context.Context, flt index.Filter) ([]hit, error) {
 	return out, nil
 }
 
-// signals computes the three rankings of a query.
+// signals computes the three rankings of a query. They are independent
+// lookups (SQLite full text, the in-memory vector space, the tag query), so
+// they run at once: a query takes about as long as the slowest of them when
+// cores are free.
 func (f *FS) signals(ctx context.Context, text string, tokens []string, flt index.Filter) (Signals, error) {
 	var sig Signals
+	var bmErr, vecErr, tagErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { sig.BM25, bmErr = f.bm25Signal(ctx, tokens, flt) })
+	wg.Go(func() { sig.Vector, vecErr = f.vectorSignal(ctx, text, flt) })
+	wg.Go(func() { sig.Tag, tagErr = f.tagSignal(ctx, text, tokens, flt) })
+	wg.Wait()
+	return sig, errors.Join(bmErr, vecErr, tagErr)
+}
+
+// bm25Signal is the best BM25 chunk of each file, best first.
+func (f *FS) bm25Signal(ctx context.Context, tokens []string, flt index.Filter) ([]index.ChunkHit, error) {
 	chunks, err := f.store.SearchChunks(ctx, tokens, flt, searchPool)
 	if err != nil {
-		return sig, semfs.RewritePath(err, "search", "/")
+		return nil, semfs.RewritePath(err, "search", "/")
 	}
+	var out []index.ChunkHit
 	seen := map[string]bool{}
 	for _, c := range chunks {
 		if !seen[c.Path] {
 			seen[c.Path] = true
-			sig.BM25 = append(sig.BM25, c)
+			out = append(out, c)
 		}
 	}
-	if e := f.opts.Spaces.Content; e != nil {
-		vecs, err := e.Embed(ctx, []string{text})
-		if err != nil || len(vecs) != 1 {
-			f.log.Warn("search embedding failed; searching without the vector signal", "err", err)
-		} else {
-			vh, err := f.store.Nearest(ctx, embedding.SpaceContent, vecs[0], searchPool*2, 0)
-			if err != nil {
-				return sig, semfs.RewritePath(err, "search", "/")
-			}
-			if sig.Vector, err = f.vectorHits(ctx, vh, flt); err != nil {
-				return sig, err
-			}
-		}
+	return out, nil
+}
+
+// vectorSignal is the nearest content chunk of each file, best first; nil
+// without a content model (or when embedding the query fails, which is
+// logged).
+func (f *FS) vectorSignal(ctx context.Context, text string, flt index.Filter) ([]index.ChunkHit, error) {
+	e := f.opts.Spaces.Content
+	if e == nil {
+		return nil, nil
 	}
-	// The tag signal of a content search counts the query's content words
-	// (no stop words) rather than every whitespace-separated word as the
-	// tag query does: one-letter words would match nearly every path.
-	ts, err := f.tagScores(ctx, text, tokens, searchPool)
+	vecs, err := e.Embed(ctx, []string{text})
+	if err != nil || len(vecs) != 1 {
+		f.log.Warn("search embedding failed; searching without the vector signal", "err", err)
+		return nil, nil
+	}
+	vh, err := f.store.Nearest(ctx, embedding.SpaceContent, vecs[0], searchPool*2, 0)
 	if err != nil {
-		return sig, err
+		return nil, semfs.RewritePath(err, "search", "/")
 	}
-	if !flt.Empty() && len(ts) > 0 {
-		paths := make([]string, len(ts))
-		for i, t := range ts {
-			paths[i] = t.path
-		}
-		recs, err := f.store.Files(ctx, paths)
-		if err != nil {
-			return sig, semfs.RewritePath(err, "search", "/")
-		}
-		kept := ts[:0]
-		for _, t := range ts {
-			if r, ok := recs[t.path]; ok && flt.Match(r) {
-				kept = append(kept, t)
-			}
-		}
-		ts = kept
+	return f.vectorHits(ctx, vh, flt)
+}
+
+// tagSignal is the tag query's ranking of files passing flt. It counts the
+// query's content words (no stop words) rather than every
+// whitespace-separated word as the tag query does: one-letter words would
+// match nearly every path.
+func (f *FS) tagSignal(ctx context.Context, text string, tokens []string, flt index.Filter) ([]tagScore, error) {
+	ts, err := f.tagScores(ctx, text, tokens, searchPool)
+	if err != nil || flt.Empty() || len(ts) == 0 {
+		return ts, err
 	}
-	sig.Tag = ts
-	return sig, nil
+	paths := make([]string, len(ts))
+	for i, t := range ts {
+		paths[i] = t.path
+	}
+	recs, err := f.store.Files(ctx, paths)
+	if err != nil {
+		return nil, semfs.RewritePath(err, "search", "/")
+	}
+	kept := ts[:0]
+	for _, t := range ts {
+		if r, ok := recs[t.path]; ok && flt.Match(r) {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
 }
 
 // vectorHits turns nearest chunk keys into the best chunk per file passing
@@ -388,8 +438,7 @@ func (f *FS) vectorHits(ctx context.Context, vh []index.VecHit, flt index.Filter
 			}
 		}
 		// The chunk's text is fetched only if its snippet is shown.
-		no := 0
-		fmt.Sscanf(b.key[strings.LastIndexByte(b.key, '#')+1:], "%d", &no)
+		no, _ := strconv.Atoi(b.key[strings.LastIndexByte(b.key, '#')+1:])
 		out = append(out, index.ChunkHit{Path: p, No: no, Score: float64(b.sim)})
 	}
 	return out, nil

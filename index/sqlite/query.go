@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 )
 
@@ -32,13 +33,15 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 	return ix.searchChunks(ctx, index.MatchAny(tokens), f, limit)
 }
 
+// searchChunks ranks the chunks matching match and reads the rows of the
+// best limit only: joining chunks before the sort read the text (and
+// vector) of every matching chunk, most of which the limit then dropped.
 func (ix *Index) searchChunks(ctx context.Context, match string, f index.Filter, limit int) ([]index.ChunkHit, error) {
-	q := fmt.Sprintf(`SELECT c.path, c.no, c.start_line, c.end_line, c.text, bm25(chunks_fts, %g, %g) AS r
-		FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid`, WeightPath, WeightBody)
+	rank := fmt.Sprintf(`SELECT chunks_fts.rowid AS id, bm25(chunks_fts, %g, %g) AS r FROM chunks_fts`, WeightPath, WeightBody)
 	var where []string
 	args := []any{match}
 	if !f.Empty() {
-		q += ` JOIN files f ON f.path = c.path`
+		rank += ` JOIN chunks fc ON fc.id = chunks_fts.rowid JOIN files f ON f.path = fc.path`
 		if f.Task != "" {
 			where = append(where, `f.task = ?`)
 			args = append(args, f.Task)
@@ -48,7 +51,7 @@ func (ix *Index) searchChunks(ctx context.Context, match string, f index.Filter,
 			args = append(args, f.CreatedBy)
 		}
 		if f.PathPrefix != "" && f.PathPrefix != "/" {
-			c, a := below("c.path", f.PathPrefix)
+			c, a := below("fc.path", f.PathPrefix)
 			where = append(where, c)
 			args = append(args, a...)
 		}
@@ -61,12 +64,13 @@ func (ix *Index) searchChunks(ctx context.Context, match string, f index.Filter,
 			args = append(args, k, v)
 		}
 	}
-	q += ` WHERE chunks_fts MATCH ?`
+	rank += ` WHERE chunks_fts MATCH ?`
 	for _, w := range where {
-		q += ` AND ` + w
+		rank += ` AND ` + w
 	}
-	q += ` ORDER BY r LIMIT ?`
+	rank += ` ORDER BY r LIMIT ?`
 	args = append(args, limit)
+	q := `SELECT c.path, c.no, c.start_line, c.end_line, c.text, t.r FROM (` + rank + `) t JOIN chunks c ON c.id = t.id ORDER BY t.r`
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, storeErr("search", "/", err)
@@ -99,11 +103,17 @@ func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) 
 	return h, nil
 }
 
-// Nearest implements index.Store.
+// Nearest implements index.Store from memory (no SQL on the query path).
+// The content space is looked up approximately (Vectors.NearestApprox: its
+// hits are candidates that BM25 and the tag signal are fused with); the tag
+// space exactly, since seed 000 returns every file above the threshold.
 func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]index.VecHit, error) {
 	v, ok := ix.vecs[space]
 	if !ok {
 		return nil, errSpace(space)
+	}
+	if space == embedding.SpaceContent {
+		return v.NearestApprox(q, k, min), nil
 	}
 	return v.Nearest(q, k, min), nil
 }
