@@ -246,6 +246,19 @@ func (v *Vectors) NearestApprox(q []float32, k int, min float32) []VecHit {
 	return sorted(&h)
 }
 
+// BuildApprox builds the groups of NearestApprox now and waits for them
+// (NearestApprox otherwise builds them in the background on first use).
+// A space below ApproxMin rows gets none.
+func (v *Vectors) BuildApprox() {
+	if v.Len() < ApproxMin {
+		return
+	}
+	for !v.building.CompareAndSwap(false, true) {
+		runtime.Gosched() // a background build is running; build again after it
+	}
+	v.build()
+}
+
 // startBuild builds the groups in the background unless a build runs.
 func (v *Vectors) startBuild() {
 	if !v.building.CompareAndSwap(false, true) {
