@@ -57,7 +57,7 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	ds := prepare(items)
 	return ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
 		var ops []memOp
-		var fts ftsWrites
+		fts := ftsWrites{chunkPaths: map[string]bool{}}
 		for i, it := range items {
 			o, err := ix.putTx(ctx, tx, it, ds[i], &fts)
 			if err != nil {
@@ -77,8 +77,49 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 // made a segment per file and per table, and merging those segments was a
 // third of an ingest's CPU. Written last and in order, a transaction's
 // terms reach disk as one segment per table at commit.
+//
+// Rows of the chunks table wait here too, so that they go in 32 per
+// statement: their ids are assigned from max(id) + 1, which is safe in the
+// write transaction.
 type ftsWrites struct {
 	chunks, tags, grep []ftsWrite
+
+	chunkRows  [][]any         // id and columns of chunks rows to insert
+	chunkPaths map[string]bool // paths with rows in chunkRows
+	nextChunk  int64           // next chunks id; 0: not read yet
+}
+
+func (w *ftsWrites) chunkID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error) {
+	if w.nextChunk == 0 {
+		if err := ix.txQueryRow(ctx, tx, `SELECT coalesce(max(id), 0) + 1 FROM chunks`).Scan(&w.nextChunk); err != nil {
+			return 0, err
+		}
+	}
+	w.nextChunk++
+	return w.nextChunk - 1, nil
+}
+
+// insertChunks inserts the waiting chunks rows.
+func (w *ftsWrites) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
+	const cols = `INSERT INTO chunks(id, key, path, no, start_line, end_line, text, vec, fresh) VALUES `
+	row := "(" + placeholders(9) + ")"
+	for rows := w.chunkRows; len(rows) > 0; {
+		n := 1
+		if len(rows) >= ftsRowsPerInsert {
+			n = ftsRowsPerInsert
+		}
+		args := make([]any, 0, 9*n)
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		if _, err := ix.txExec(ctx, tx, cols+strings.Repeat(row+",", n-1)+row, args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	w.chunkRows = w.chunkRows[:0]
+	clear(w.chunkPaths)
+	return nil
 }
 
 // ftsWrite deletes the row (del) or inserts it with vals.
@@ -93,6 +134,9 @@ type ftsWrite struct {
 const ftsRowsPerInsert = 32
 
 func (w *ftsWrites) exec(ctx context.Context, ix *Index, tx *sql.Tx) error {
+	if err := w.insertChunks(ctx, ix, tx); err != nil {
+		return err
+	}
 	tables := []struct {
 		rows    []ftsWrite
 		del     string
@@ -257,6 +301,11 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 	// Replace derived data, keeping vectors of unchanged chunk texts.
 	var old map[string]oldChunk
 	if exists {
+		if fts.chunkPaths[f.Path] { // put earlier in this batch
+			if err := fts.insertChunks(ctx, ix, tx); err != nil {
+				return nil, err
+			}
+		}
 		if old, err = ix.dropChunksTx(ctx, tx, f.Path, fts); err != nil {
 			return nil, err
 		}
@@ -285,12 +334,12 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 			fresh = 1
 			keep = append(keep, kept{key, vec})
 		}
-		res, err := ix.txExec(ctx, tx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, vec, fresh) VALUES (?,?,?,?,?,?,?,?)`,
-			key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
+		cid, err := fts.chunkID(ctx, ix, tx)
 		if err != nil {
 			return nil, err
 		}
-		cid, _ := res.LastInsertId()
+		fts.chunkRows = append(fts.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
+		fts.chunkPaths[f.Path] = true
 		fts.chunks = append(fts.chunks, ftsWrite{rowid: cid, vals: []any{d.pathText, d.bodies[i]}})
 	}
 	if exists && oldGrep == 1 {
