@@ -8,6 +8,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 	end_line   INTEGER NOT NULL,
 	text       TEXT NOT NULL,
 	tsv        TSVECTOR NOT NULL,
+	len        INTEGER GENERATED ALWAYS AS (length(tsv)) STORED,
 	vec        REAL[],
 	fresh      BOOLEAN NOT NULL DEFAULT false
 );

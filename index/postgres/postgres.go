@@ -38,11 +38,13 @@ import (
 // SchemaVersion is the version of the store-of-record schema.
 //
 //	1: files (lists as JSONB, vectors as real[]), links, kv.
-const SchemaVersion = 1
+//	2: chunks.len, the lexeme count of the chunk's tsvector (generated).
+const SchemaVersion = 2
 
 // DerivedVersion is the version of the derived tables.
 //
 //	1: chunks (tsvector: path 'simple' weight A, body 'english' weight B), grep (pg_trgm), tag_hay trigram index.
+//	   chunks.len (schema 2) is added in place by a migration, not by a rebuild.
 const DerivedVersion = 1
 
 //go:embed migrations/*.sql
@@ -62,6 +64,8 @@ type Index struct {
 	dsn  string // redacted, for messages
 	node string // this process's id in notifications
 	log  *slog.Logger
+
+	rankCandidates int // Options.RankCandidates, resolved
 
 	wmu  sync.Mutex // serialises this process's write transactions
 	vecs map[string]*index.Vectors
@@ -84,7 +88,17 @@ type Options struct {
 	Logger *slog.Logger
 	// NoListen disables LISTEN/NOTIFY (a single daemon needs none).
 	NoListen bool
+	// RankCandidates bounds the work of one full-text lookup: of the
+	// chunks matching the query and the filter, only this many of the
+	// shortest are ranked (0: DefaultRankCandidates; negative: rank every
+	// match, time linear in the number of matches).
+	RankCandidates int
 }
+
+// DefaultRankCandidates is Options.RankCandidates when unset: at 1M files
+// it keeps the median lookup fast while the ranked top stays close to
+// ranking every match (docs/bench/scale.md).
+const DefaultRankCandidates = 1000
 
 // Redact returns a connection URL with its password removed.
 func Redact(dsn string) string {
@@ -125,7 +139,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Index, error) {
 	ix := &Index{pool: pool, dsn: Redact(dsn), log: log,
 		node: strconv.FormatInt(time.Now().UnixNano(), 36),
 		vecs: map[string]*index.Vectors{embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors()},
-		tags: map[string]string{}}
+		tags: map[string]string{}, rankCandidates: opts.RankCandidates}
+	if ix.rankCandidates == 0 {
+		ix.rankCandidates = DefaultRankCandidates
+	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("index: cannot reach PostgreSQL at %s: %s (is the server running? check the URL)", ix.dsn, scrub(err, dsn))

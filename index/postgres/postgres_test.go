@@ -52,6 +52,8 @@ func TestWithServer(t *testing.T) {
 		{"DelayedAndCutLink", testDelayedAndCutLink},
 		{"NULInTagsIsRefused", testNULInTagsIsRefused},
 		{"LoadWritesWhatPutWrites", testLoadWritesWhatPutWrites},
+		{"RankCandidates", testRankCandidates},
+		{"MigrationAddsChunkLen", testMigrationAddsChunkLen},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, pg) })
 	}

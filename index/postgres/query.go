@@ -214,6 +214,16 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 // length normalisation BM25 does in the SQLite store).
 const rankNorm = 1
 
+// The candidates: of the chunks matching the query (and the filter), only
+// the Options.RankCandidates shortest are ranked. The GIN index finds the
+// matches and the heap gives each one's length (the generated column len)
+// without reading its tsvector, which is stored out of line; only the
+// candidates' tsvectors are read and ranked. Ranking every match cost time
+// linear in the number of matches: seconds for common words at 1M files.
+// Short chunks are the ones length normalisation favours, so the bound
+// mostly drops chunks that would not reach the top (docs/bench/scale.md
+// measures the share of the exact top results it keeps).
+
 // searchChunks ranks the chunks matching the terms joined by op (" && ":
 // every term, " || ": any term). A term matches its English stem or its
 // exact form: chunk bodies are analysed as 'english', paths as 'simple'.
@@ -225,11 +235,10 @@ func (ix *Index) searchChunks(ctx context.Context, terms []string, op string, f 
 		n := strconv.Itoa(len(args))
 		tq = append(tq, `(to_tsquery('english', $`+n+`) || to_tsquery('simple', $`+n+`))`)
 	}
-	// Rank in a subquery that reads no chunk text, then fetch the text of
-	// the top rows only (docs/bench/scale.md: ~9% faster at 100k files).
+	// Pick the candidates reading no tsvector, rank them reading no chunk
+	// text, then fetch the text of the top rows only.
 	sql := `WITH q AS (SELECT ` + strings.Join(tq, op) + ` AS q),
-		top AS (SELECT c.id, c.key, ts_rank(c.tsv, q.q, ` + strconv.Itoa(rankNorm) + `) AS r
-		FROM chunks c CROSS JOIN q`
+		cand AS (SELECT c.id FROM chunks c CROSS JOIN q`
 	var where []string
 	if !f.Empty() {
 		sql += ` JOIN files f ON f.path = c.path`
@@ -259,8 +268,14 @@ func (ix *Index) searchChunks(ctx context.Context, terms []string, op string, f 
 	for _, w := range where {
 		sql += ` AND ` + w
 	}
+	if ix.rankCandidates > 0 {
+		args = append(args, ix.rankCandidates)
+		sql += ` ORDER BY c.len, c.id LIMIT $` + strconv.Itoa(len(args))
+	}
 	args = append(args, limit)
-	sql += ` ORDER BY r DESC, c.key LIMIT $` + strconv.Itoa(len(args)) + `)
+	sql += `),
+		top AS (SELECT c.id, c.key, ts_rank(c.tsv, q.q, ` + strconv.Itoa(rankNorm) + `) AS r
+		FROM cand JOIN chunks c ON c.id = cand.id CROSS JOIN q ORDER BY r DESC, c.key LIMIT $` + strconv.Itoa(len(args)) + `)
 		SELECT c.path, c.no, c.start_line, c.end_line, c.text, top.r
 		FROM top JOIN chunks c ON c.id = top.id ORDER BY top.r DESC, top.key`
 	rows, err := ix.pool.Query(ctx, sql, args...)
