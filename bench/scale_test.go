@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,19 +61,21 @@ func ingest(t *testing.T, c *Corpus, stores []store, from, to int, took []time.D
 				t.Fatalf("%s Put: %v", s.name, err)
 			}
 			took[k] += time.Since(start)
-			setTagVectors(t, c, s, items)
+			if err := setTagVectors(c, s.s, items); err != nil {
+				t.Fatalf("%s SetEmbeddings: %v", s.name, err)
+			}
 		}
 	}
 	return bytes
 }
 
-// bulkLoad adds files [from, to) to a PostgreSQL store through Load (COPY),
-// 10 000 files a transaction, plus their tag vectors, as an initial import
-// would: the GIN indexes (full text, trigrams) are dropped first and built
-// again at the end with CREATE INDEX, since growing them row by row makes a
-// load of 1M files take hours. It returns the time Load and the index
-// builds took.
-func bulkLoad(t *testing.T, c *Corpus, pix *postgres.Index, dsn string, from, to int) (load, build time.Duration, bytes int64) {
+// bulkLoad adds files [from, to) to the PostgreSQL database at dsn through
+// Load (COPY), 10 000 files a transaction, from two connections at once,
+// plus their tag vectors, as an initial import would: the GIN indexes
+// (full text, trigrams) are dropped first and built again at the end with
+// CREATE INDEX, since growing them row by row makes a load of 1M files take
+// hours. It returns the wall time Load and the index builds took.
+func bulkLoad(t *testing.T, c *Corpus, dsn string, from, to int) (load, build time.Duration, bytes int64) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -92,18 +95,48 @@ func bulkLoad(t *testing.T, c *Corpus, pix *postgres.Index, dsn string, from, to
 			t.Fatal(err)
 		}
 	}
-	const batch = 10000
-	for lo := from; lo < to; lo += batch {
-		items, n := c.Items(lo, min(lo+batch, to))
-		bytes += n
-		start := time.Now()
-		if err := pix.Load(ctx, items); err != nil {
-			t.Fatalf("postgres Load: %v", err)
+	const batch, workers = 10000, 2
+	next := make(chan int)
+	go func() {
+		for lo := from; lo < to; lo += batch {
+			next <- lo
 		}
-		load += time.Since(start)
-		setTagVectors(t, c, store{"postgres", pix}, items)
-	}
+		close(next)
+	}()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var failed error
 	start := time.Now()
+	for range workers {
+		ix, err := postgres.Open(ctx, dsn, postgres.Options{NoListen: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lo := range next {
+				items, n := c.Items(lo, min(lo+batch, to))
+				err := ix.Load(ctx, items)
+				if err == nil {
+					err = setTagVectors(c, ix, items)
+				}
+				mu.Lock()
+				bytes += n
+				if err != nil && failed == nil {
+					failed = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		t.Fatalf("postgres Load: %v", failed)
+	}
+	load = time.Since(start)
+	start = time.Now()
 	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '1GB'`); err != nil {
 		t.Fatal(err)
 	}
@@ -115,16 +148,14 @@ func bulkLoad(t *testing.T, c *Corpus, pix *postgres.Index, dsn string, from, to
 	return load, time.Since(start), bytes
 }
 
-func setTagVectors(t *testing.T, c *Corpus, s store, items []index.Item) {
+func setTagVectors(c *Corpus, s index.Store, items []index.Item) error {
 	rows := make([]embedding.Pending, len(items))
 	vecs := make([][]float32, len(items))
 	for i, it := range items {
 		rows[i] = embedding.Pending{Key: it.File.Path, Text: it.TagText}
 		vecs[i] = c.Vector(it.File.Path)
 	}
-	if err := s.s.(embedding.BatchStore).SetEmbeddings(context.Background(), embedding.SpaceTags, rows, vecs); err != nil {
-		t.Fatalf("%s SetEmbeddings: %v", s.name, err)
-	}
+	return s.(embedding.BatchStore).SetEmbeddings(context.Background(), embedding.SpaceTags, rows, vecs)
 }
 
 type lat []time.Duration
@@ -264,7 +295,7 @@ func TestIndexScale(t *testing.T) {
 			writeMark(t, markPath, mark)
 		}
 		if pix != nil && held["postgres"] < bulkTo {
-			load, build, bytes := bulkLoad(t, c, pix, dsn, held["postgres"], bulkTo)
+			load, build, bytes := bulkLoad(t, c, dsn, held["postgres"], bulkTo)
 			t.Logf("%d files: PostgreSQL Load of %d files: %v, then GIN index builds %v", n, bulkTo-held["postgres"],
 				rate{bulkTo - held["postgres"], bytes, load.Seconds()}, build.Round(time.Second))
 			held["postgres"] = bulkTo
