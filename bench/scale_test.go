@@ -231,7 +231,7 @@ func holds(t *testing.T, c *Corpus, s index.Store, at int) int {
 // (with the Put rates measured while building it), SEMFS_BENCH_PG_DSN
 // names a PostgreSQL database already holding the corpus's first files
 // (TestPGSearchPlans with SEMFS_BENCH_HOLD leaves one), and
-// SEMFS_BENCH_STORES=sqlite builds and measures SQLite alone. A reused
+// SEMFS_BENCH_STORES=sqlite or =postgres builds and measures that store alone. A reused
 // store must not hold more files than the first size.
 func TestIndexScale(t *testing.T) {
 	benchEnabled(t)
@@ -239,7 +239,7 @@ func TestIndexScale(t *testing.T) {
 	c := NewCorpus(1, 30000, 100)
 	var stores []store
 	held := map[string]int{}
-	onlySQLite := os.Getenv("SEMFS_BENCH_STORES") == "sqlite"
+	only := os.Getenv("SEMFS_BENCH_STORES") // "sqlite" or "postgres": that store alone
 
 	dir := os.Getenv("SEMFS_BENCH_DIR")
 	if dir == "" {
@@ -255,22 +255,25 @@ func TestIndexScale(t *testing.T) {
 	if mark.Put == nil {
 		mark.Put = map[string]rate{}
 	}
-	six, err := sqlite.Open(ctx, filepath.Join(dir, "sqlite-corpus1.db"))
-	if err != nil {
-		t.Fatal(err)
+	if only != "postgres" {
+		six, err := sqlite.Open(ctx, filepath.Join(dir, "sqlite-corpus1.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer six.Close()
+		stores = append(stores, store{"sqlite", six})
+		mark.Files = holds(t, c, six, mark.Files)
+		held["sqlite"] = mark.Files
 	}
-	defer six.Close()
-	stores = append(stores, store{"sqlite", six})
-	mark.Files = holds(t, c, six, mark.Files)
-	held["sqlite"] = mark.Files
 
 	var pix *postgres.Index
 	var dsn string
-	if !onlySQLite {
+	if only != "sqlite" {
 		dsn = os.Getenv("SEMFS_BENCH_PG_DSN")
 		if dsn == "" {
 			dsn = testserver.StartPostgres(t).DSN
 		}
+		var err error
 		pix, err = postgres.Open(ctx, dsn, postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -288,7 +291,7 @@ func TestIndexScale(t *testing.T) {
 			}
 		}
 		bulkTo := n - min(n, putSample)
-		for held["sqlite"] < bulkTo {
+		for only != "postgres" && held["sqlite"] < bulkTo {
 			to := min(bulkTo, held["sqlite"]+10000)
 			ingest(t, c, stores[:1], held["sqlite"], to, make([]time.Duration, 1))
 			held["sqlite"], mark.Files = to, to
@@ -319,13 +322,15 @@ func TestIndexScale(t *testing.T) {
 				held[s.name] = n
 			}
 		}
-		if r, ok := put["sqlite"]; ok {
-			mark.Put[strconv.Itoa(n)] = r
-		}
-		mark.Files = held["sqlite"]
-		writeMark(t, markPath, mark)
-		if _, ok := put["sqlite"]; !ok {
-			put["sqlite"] = mark.Put[strconv.Itoa(n)]
+		if only != "postgres" {
+			if r, ok := put["sqlite"]; ok {
+				mark.Put[strconv.Itoa(n)] = r
+			}
+			mark.Files = held["sqlite"]
+			writeMark(t, markPath, mark)
+			if _, ok := put["sqlite"]; !ok {
+				put["sqlite"] = mark.Put[strconv.Itoa(n)]
+			}
 		}
 		if pix != nil {
 			// Let PostgreSQL's statistics catch up, as autovacuum would.
