@@ -78,10 +78,6 @@ type Rankings map[string][]string
 // words only, limit 200).
 var Methods = []string{"bm25", "vector", "tag", "tag-signal", "fused-sum", "fused-rrf"}
 
-// RRF, if set, replaces meta's RRF fusion in Rank (the eval's sweep sets
-// tuned weights through it).
-var RRF func(meta.Signals) map[string]float64
-
 // Rank computes every method's ranking for q.
 func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
 	sig, err := f.SearchSignals(ctx, q)
@@ -107,9 +103,6 @@ func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
 	r["tag-signal"] = sig.TagRanking()
 	r["fused-sum"] = index.Ranked(meta.Fuse(sig, meta.FusionSum))
 	r["fused-rrf"] = index.Ranked(meta.Fuse(sig, meta.FusionRRF))
-	if RRF != nil {
-		r["fused-rrf"] = index.Ranked(RRF(sig))
-	}
 	return r, nil
 }
 

@@ -91,6 +91,28 @@ func (t *TagIndex) Delete(path string) {
 	}
 }
 
+// Apply deletes the paths of del, then sets each path of set to its hay,
+// as one change (a rename of a directory moves many files at once).
+func (t *TagIndex) Apply(del []string, set [][2]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range del {
+		if n, ok := t.num[p]; ok {
+			t.kill(n)
+		}
+	}
+	for _, ph := range set {
+		if n, ok := t.num[ph[0]]; ok {
+			if t.hays[n] == ph[1] {
+				continue
+			}
+			t.kill(n)
+		}
+		t.add(ph[0], ph[1])
+	}
+	t.maybeCompact()
+}
+
 // Reset forgets every file.
 func (t *TagIndex) Reset() {
 	t.mu.Lock()

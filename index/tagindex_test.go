@@ -66,6 +66,12 @@ func TestTagIndexTiers(t *testing.T) {
 		case r < 7:
 			ti.Set(p, live[p]) // unchanged hay (or a new file with an empty one)
 			live[p] = live[p]
+		case r < 8:
+			// A rename: p moves to q with a new hay.
+			q, h := fmt.Sprintf("/f%d", rng.IntN(1500)), hayOf()
+			ti.Apply([]string{p}, [][2]string{{q, h}})
+			delete(live, p)
+			live[q] = h
 		default:
 			ti.Delete(p)
 			delete(live, p)

@@ -249,37 +249,40 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 			}
 		}
 		tq, tr := subset(train)
+		// Both metrics count (the issue asks the fused search to beat
+		// every signal in each), so a setting is judged by its Recall@10 +
+		// MRR on the training half; the first best in grid order wins.
+		judge := func(method string, fuse func(meta.Signals) []string) float64 {
+			for i := range tr {
+				tr[i][method] = fuse(sigs[i])
+			}
+			s := eval.Average(method, tq, tr)
+			return s.Recall10 + s.MRR
+		}
 		best, bw := -1.0, [2]float64{}
-		for _, wv := range []float64{0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2} {
-			for _, wt := range []float64{0, 0.1, 0.2, 0.4, 0.8} {
+		for _, wv := range []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.2} {
+			for _, wt := range []float64{0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1} {
 				meta.WeightVector, meta.WeightTag = wv, wt
-				for i := range tr {
-					tr[i]["fused-sum"] = rankedSum(sigs[i])
-				}
-				s := eval.Average("fused-sum", tq, tr)
-				if s.MRR > best {
-					best, bw = s.MRR, [2]float64{wv, wt}
+				if s := judge("fused-sum", rankedSum); s > best+1e-9 {
+					best, bw = s, [2]float64{wv, wt}
 				}
 			}
 		}
 		meta.WeightVector, meta.WeightTag = bw[0], bw[1]
-		fmt.Printf("fused-sum weights chosen on the %d even questions (BM25 1): vector %g, tag %g (train MRR %.3f)\n\n", len(train), bw[0], bw[1], best)
-		// RRF weights on the same split.
-		bestR, bwR := -1.0, [2]float64{}
-		for _, wv := range []float64{0, 0.25, 0.5, 1} {
-			for _, wt := range []float64{0, 0.25, 0.5, 1} {
-				for i := range tr {
-					tr[i]["fused-rrf"] = index.Ranked(fuseRRF(sigs[i], wv, wt))
-				}
-				s := eval.Average("fused-rrf", tq, tr)
-				if s.MRR > bestR {
-					bestR, bwR = s.MRR, [2]float64{wv, wt}
+		fmt.Printf("fused-sum weights chosen on the %d even questions (BM25 1): vector %g, tag %g (train R@10+MRR %.3f)\n\n", len(train), bw[0], bw[1], best)
+		bestR, bwR := -1.0, [3]float64{}
+		for _, k := range []float64{10, 20, 40, 60} {
+			for _, wv := range []float64{0, 0.1, 0.25, 0.5, 0.75, 1} {
+				for _, wt := range []float64{0, 0.1, 0.25, 0.5, 0.75, 1} {
+					meta.RRFK, meta.RRFWeightVector, meta.RRFWeightTag = k, wv, wt
+					if s := judge("fused-rrf", rankedRRF); s > bestR+1e-9 {
+						bestR, bwR = s, [3]float64{k, wv, wt}
+					}
 				}
 			}
 		}
-		fmt.Printf("fused-rrf weights chosen on the even questions: vector %g, tag %g (train MRR %.3f)\n\n", bwR[0], bwR[1], bestR)
-		rrfW = bwR
-		eval.RRF = func(sig meta.Signals) map[string]float64 { return fuseRRF(sig, rrfW[0], rrfW[1]) }
+		meta.RRFK, meta.RRFWeightVector, meta.RRFWeightTag = bwR[0], bwR[1], bwR[2]
+		fmt.Printf("fused-rrf chosen on the even questions: k %g, vector %g, tag %g (BM25 1; train R@10+MRR %.3f)\n\n", bwR[0], bwR[1], bwR[2], bestR)
 		if rs, err = rank(); err != nil {
 			return err
 		}
@@ -305,25 +308,14 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		}
 	}
 	// Latency over the questions, three rounds.
-	var tq, sq []time.Duration
+	var texts []string
 	for range latencyRounds {
 		for _, q := range qs {
-			t0 := time.Now()
-			if _, err := f.Query(ctx, q.Text, 10); err != nil {
-				return err
-			}
-			tq = append(tq, time.Since(t0))
-			t0 = time.Now()
-			if _, err := f.Search(ctx, semfs.SearchRequest{Query: q.Text, Limit: 10}, func(semfs.SearchHit) error { return nil }); err != nil {
-				return err
-			}
-			sq = append(sq, time.Since(t0))
+			texts = append(texts, q.Text)
 		}
 	}
-	if latencyRounds > 0 {
-		a, b := eval.Percentiles(tq)
-		c, d := eval.Percentiles(sq)
-		fmt.Printf("latency over %d queries: tag query p50 %v p99 %v; content search p50 %v p99 %v\n\n", len(tq), round(a), round(b), round(c), round(d))
+	if err := latency(ctx, f, texts); err != nil {
+		return err
 	}
 	if synthetic > 0 {
 		return runSynthetic(ctx, synthetic, qs)
@@ -382,22 +374,9 @@ func printBuild(st buildStats) {
 	fmt.Printf("| incremental re-index of %d unchanged files | %.2fs | %.2fs | | |\n\n", st.files, st.reconcile2.Seconds(), st.recon2CPU.Seconds())
 }
 
-// rrfW are the RRF weights (vector, tag) the sweep chose; BM25 has 1.
-var rrfW = [2]float64{1, 1}
-
-func fuseRRF(sig meta.Signals, wv, wt float64) map[string]float64 {
-	var l [3][]string
-	for _, c := range sig.BM25 {
-		l[0] = append(l[0], c.Path)
-	}
-	for _, c := range sig.Vector {
-		l[1] = append(l[1], c.Path)
-	}
-	l[2] = sig.TagRanking()
-	return index.RRF(l[:], []float64{1, wv, wt})
-}
-
 func rankedSum(sig meta.Signals) []string { return index.Ranked(meta.Fuse(sig, meta.FusionSum)) }
+
+func rankedRRF(sig meta.Signals) []string { return index.Ranked(meta.Fuse(sig, meta.FusionRRF)) }
 
 func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
@@ -445,21 +424,35 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 	}
 	fmt.Printf("## synthetic corpus: %d files, %.1f MB\n\n", n, float64(total)/1e6)
 	printBuild(st)
+	return latency(ctx, f, eval.SyntheticQueries(qs, vocab, 3, rng))
+}
+
+// latency runs each text as a tag query (limit 10) and as a content search
+// (page of 10) and prints the wall-clock p50 and p99 and the mean process
+// CPU time (user+sys) per query of each: other work on a shared machine
+// inflates the wall times much more than the CPU time.
+func latency(ctx context.Context, f *meta.FS, texts []string) error {
+	if len(texts) == 0 {
+		return nil
+	}
 	var tq, sq []time.Duration
-	for _, text := range eval.SyntheticQueries(qs, vocab, 3, rng) {
-		t0 := time.Now()
+	var tcpu, scpu time.Duration
+	for _, text := range texts {
+		t0, c0 := time.Now(), cpuTime()
 		if _, err := f.Query(ctx, text, 10); err != nil {
 			return err
 		}
-		tq = append(tq, time.Since(t0))
-		t0 = time.Now()
+		tq, tcpu = append(tq, time.Since(t0)), tcpu+cpuTime()-c0
+		t0, c0 = time.Now(), cpuTime()
 		if _, err := f.Search(ctx, semfs.SearchRequest{Query: text, Limit: 10}, func(semfs.SearchHit) error { return nil }); err != nil {
 			return err
 		}
-		sq = append(sq, time.Since(t0))
+		sq, scpu = append(sq, time.Since(t0)), scpu+cpuTime()-c0
 	}
 	a, b := eval.Percentiles(tq)
 	c, d := eval.Percentiles(sq)
-	fmt.Printf("latency over %d queries: tag query p50 %v p99 %v; content search p50 %v p99 %v\n\n", len(tq), round(a), round(b), round(c), round(d))
+	n := time.Duration(len(texts))
+	fmt.Printf("latency over %d queries: tag query p50 %v p99 %v (CPU %v per query); content search p50 %v p99 %v (CPU %v per query)\n\n",
+		len(texts), round(a), round(b), round(tcpu/n), round(c), round(d), round(scpu/n))
 	return nil
 }
