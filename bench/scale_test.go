@@ -282,8 +282,18 @@ func TestIndexScale(t *testing.T) {
 		stores = append(stores, store{"postgres", pix})
 		held["postgres"] = holds(t, c, pix, 0)
 	}
+	meters := make([]cpuMeter, len(stores))
+	for k, s := range stores {
+		if s.name == "postgres" {
+			m, err := newCPUMeter(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meters[k] = m
+		}
+	}
 	queries := c.Queries(200)
-	fmt.Printf("\n| files | store | ingest (Put, last %d files) | tag p50 ms | tag p99 ms | search p50 ms | search p99 ms |\n|---|---|---|---|---|---|---|\n", putSample)
+	fmt.Printf("\n| files | store | ingest (Put, last %d files) | tag p50 ms | tag p99 ms | tag CPU p50 ms | search p50 ms | search p99 ms | search CPU p50 ms |\n|---|---|---|---|---|---|---|---|---|\n", putSample)
 	for _, n := range sizes("10000,100000") {
 		for name, h := range held {
 			if h > n {
@@ -338,8 +348,8 @@ func TestIndexScale(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		tagLat := make([]lat, len(stores))
-		searchLat := make([]lat, len(stores))
+		tagLat, tagCPU := make([]lat, len(stores)), make([]lat, len(stores))
+		searchLat, searchCPU := make([]lat, len(stores)), make([]lat, len(stores))
 		hits := make([]int, len(stores))
 		for qi, q := range queries {
 			words := strings.Fields(q)
@@ -348,22 +358,25 @@ func TestIndexScale(t *testing.T) {
 			for j := range stores {
 				k := (j + qi) % len(stores) // alternate who goes first
 				s := stores[k].s
-				start := time.Now()
-				for _, w := range words {
-					if _, err := s.TagKeywordCandidates(ctx, w); err != nil {
-						t.Fatal(err)
+				var err error
+				wall, cpu := meters[k].measure(func() {
+					for _, w := range words {
+						if _, err = s.TagKeywordCandidates(ctx, w); err != nil {
+							return
+						}
 					}
-				}
-				if _, err := s.Nearest(ctx, embedding.SpaceTags, qvec, 50, 0.2); err != nil {
-					t.Fatal(err)
-				}
-				tagLat[k] = append(tagLat[k], time.Since(start))
-				start = time.Now()
-				h, err := s.SearchChunks(ctx, toks, index.Filter{}, 20)
+					_, err = s.Nearest(ctx, embedding.SpaceTags, qvec, 50, 0.2)
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
-				searchLat[k] = append(searchLat[k], time.Since(start))
+				tagLat[k], tagCPU[k] = append(tagLat[k], wall), append(tagCPU[k], cpu)
+				var h []index.ChunkHit
+				wall, cpu = meters[k].measure(func() { h, err = s.SearchChunks(ctx, toks, index.Filter{}, 20) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				searchLat[k], searchCPU[k] = append(searchLat[k], wall), append(searchCPU[k], cpu)
 				hits[k] += len(h)
 			}
 		}
@@ -372,8 +385,9 @@ func TestIndexScale(t *testing.T) {
 			if r, ok := put[s.name]; ok && r.Seconds > 0 {
 				ingest = r.String()
 			}
-			fmt.Printf("| %d | %s | %s | %s | %s | %s | %s |\n", n, s.name, ingest,
-				ms(tagLat[k].pct(0.5)), ms(tagLat[k].pct(0.99)), ms(searchLat[k].pct(0.5)), ms(searchLat[k].pct(0.99)))
+			fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", n, s.name, ingest,
+				ms(tagLat[k].pct(0.5)), ms(tagLat[k].pct(0.99)), ms(tagCPU[k].pct(0.5)),
+				ms(searchLat[k].pct(0.5)), ms(searchLat[k].pct(0.99)), ms(searchCPU[k].pct(0.5)))
 		}
 		if len(stores) == 2 {
 			ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2f", a.Seconds()/b.Seconds()) }
@@ -381,9 +395,11 @@ func TestIndexScale(t *testing.T) {
 			if put["sqlite"].Seconds > 0 && put["postgres"].Seconds > 0 {
 				tput = fmt.Sprintf("%.2f× throughput", put["sqlite"].Seconds/put["postgres"].Seconds)
 			}
-			fmt.Printf("| %d | PG/SQLite | %s | %s | %s | %s | %s |\n", n, tput,
+			fmt.Printf("| %d | PG/SQLite | %s | %s | %s | %s | %s | %s | %s |\n", n, tput,
 				ratio(tagLat[1].pct(0.5), tagLat[0].pct(0.5)), ratio(tagLat[1].pct(0.99), tagLat[0].pct(0.99)),
-				ratio(searchLat[1].pct(0.5), searchLat[0].pct(0.5)), ratio(searchLat[1].pct(0.99), searchLat[0].pct(0.99)))
+				ratio(tagCPU[1].pct(0.5), tagCPU[0].pct(0.5)),
+				ratio(searchLat[1].pct(0.5), searchLat[0].pct(0.5)), ratio(searchLat[1].pct(0.99), searchLat[0].pct(0.99)),
+				ratio(searchCPU[1].pct(0.5), searchCPU[0].pct(0.5)))
 		}
 		for k, s := range stores {
 			if hits[k] == 0 {
