@@ -116,19 +116,24 @@ func TestOpenRenamedOver(t *testing.T) {
 	fsys := memfs.New()
 	writeMem(t, fsys, "/f", "old contents")
 	writeMem(t, fsys, "/t", "replacement")
-	var dir string
+	// The hook runs on a server goroutine; what it shares with the test
+	// goes through synchronised values (the kernel orders the two, but
+	// the race detector cannot see that).
+	var mnt atomic.Pointer[string]
 	var once sync.Once
-	var hookErr error
-	dir = mountHooked(t, fsys, Options{}, func(_ context.Context, n *node) {
+	hookErr := make(chan error, 1)
+	dir := mountHooked(t, fsys, Options{}, func(_ context.Context, n *node) {
 		if n.StableAttr().Mode&syscall.S_IFMT != syscall.S_IFREG {
 			return
 		}
 		once.Do(func() {
 			// Served by another request goroutine: the opener holds no
 			// directory lock while its OPEN is in flight.
-			hookErr = os.Rename(filepath.Join(dir, "t"), filepath.Join(dir, "f"))
+			d := *mnt.Load()
+			hookErr <- os.Rename(filepath.Join(d, "t"), filepath.Join(d, "f"))
 		})
 	}, nil)
+	mnt.Store(&dir)
 	if _, err := os.Stat(filepath.Join(dir, "f")); err != nil { // the kernel now knows f's node
 		t.Fatal(err)
 	}
@@ -142,8 +147,13 @@ func TestOpenRenamedOver(t *testing.T) {
 	if err := fd.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if hookErr != nil {
-		t.Fatalf("the rename during the open: %v", hookErr)
+	select {
+	case err := <-hookErr:
+		if err != nil {
+			t.Fatalf("the rename during the open: %v", err)
+		}
+	default:
+		t.Fatal("the open never reached the daemon's Open")
 	}
 	got, err := semfs.ReadFile(context.Background(), fsys, "/f")
 	if err != nil || string(got) != "mine" {
