@@ -3,8 +3,12 @@
 // PostgreSQL (github.com/jackc/pgx/v5).
 //
 // It implements the same index.Store contract as the embedded SQLite store
-// and runs the same tests. Full text uses tsvector + GIN (ts_rank with the
-// path weighted above the body); grep candidates and tag keywords use
+// and runs the same tests. Full text uses tsvector + GIN: chunks holding
+// every query word first, ranked by ts_rank (path weighted above body,
+// normalised by length) over a bounded set of the shortest matches
+// (Options.RankCandidates), so a lookup does not grow with the number of
+// chunks holding a common word; Load imports many new files at once
+// through COPY. Grep candidates and tag keywords use
 // pg_trgm GIN indexes; vectors are stored as real[] and searched by an
 // in-process index on each daemon (Debian's PostgreSQL has no pgvector),
 // kept fresh by LISTEN/NOTIFY: every committed change notifies channel
