@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -233,6 +234,43 @@ func TestReplaceWithinAndAcrossBatches(t *testing.T) {
 	for _, tbl := range derivedTables[1:] {
 		if _, err := ix.db.ExecContext(ctx, `INSERT INTO `+tbl+`(`+tbl+`) VALUES ('integrity-check')`); err != nil {
 			t.Errorf("%s: %v", tbl, err)
+		}
+	}
+}
+
+// The FTS5 flush threshold of derived.sql is stored with the tables (and so
+// survives reopening); at the default 1 MiB a bulk Put became dozens of
+// segments to merge.
+func TestFTSHashSizeStored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "i.db")
+	open(t, path).Close()
+	ix := open(t, path)
+	for _, tbl := range []string{"chunks_fts", "grep_fts"} {
+		var v int
+		if err := ix.db.QueryRow(`SELECT v FROM ` + tbl + `_config WHERE k = 'hashsize'`).Scan(&v); err != nil || v != 8<<20 {
+			t.Errorf("%s hashsize: %d %v", tbl, v, err)
+		}
+	}
+}
+
+// A bulk Put must reach each FTS5 table as one segment: FTS5 flushes its
+// pending terms at every statement savepoint and at every lower rowid, and
+// interleaved or multi-row FTS writes once made a segment per file (or per
+// statement) that merging then rewrote.
+func TestBulkPutOneSegment(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	var items []index.Item
+	for i := range 200 {
+		items = append(items, item(fmt.Sprintf("/d/f%03d.md", 199-i), fmt.Sprintf("note %d about kestrels\n\nand hawks %d\n", i, i*7), semfs.Tags{Task: "birds"}))
+	}
+	if err := ix.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	for _, tbl := range derivedTables[1:] {
+		var n int
+		if err := ix.db.QueryRow(`SELECT count(DISTINCT segid) FROM ` + tbl + `_idx`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d segments after one Put (%v), want 1", tbl, n, err)
 		}
 	}
 }

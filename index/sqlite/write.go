@@ -105,8 +105,8 @@ func (w *ftsWrites) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) err
 	row := "(" + placeholders(9) + ")"
 	for rows := w.chunkRows; len(rows) > 0; {
 		n := 1
-		if len(rows) >= ftsRowsPerInsert {
-			n = ftsRowsPerInsert
+		if len(rows) >= rowsPerInsert {
+			n = rowsPerInsert
 		}
 		args := make([]any, 0, 9*n)
 		for _, r := range rows[:n] {
@@ -129,52 +129,37 @@ type ftsWrite struct {
 	vals  []any
 }
 
-// ftsRowsPerInsert is how many rows one INSERT of ftsWrites.exec carries:
-// a statement costs about as much as a few rows, and most Puts are bulk.
-const ftsRowsPerInsert = 32
+// rowsPerInsert is how many chunks rows one INSERT carries: a statement
+// costs about as much as a few rows, and most Puts are bulk. (FTS rows go
+// one per statement: a multi-row INSERT into an FTS5 table opens a
+// statement savepoint, and FTS5 flushes a segment at every savepoint.)
+const rowsPerInsert = 32
 
 func (w *ftsWrites) exec(ctx context.Context, ix *Index, tx *sql.Tx) error {
 	if err := w.insertChunks(ctx, ix, tx); err != nil {
 		return err
 	}
 	tables := []struct {
-		rows    []ftsWrite
-		del     string
-		insert  string // up to VALUES
-		columns int    // rowid included
+		rows        []ftsWrite
+		del, insert string
 	}{
-		{w.chunks, `DELETE FROM chunks_fts WHERE rowid = ?`, `INSERT INTO chunks_fts(rowid, path, body) VALUES `, 3},
-		{w.tags, `DELETE FROM tags_fts WHERE rowid = ?`, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES `, 5},
-		{w.grep, `DELETE FROM grep_fts WHERE rowid = ?`, `INSERT INTO grep_fts(rowid, tris) VALUES `, 2},
+		{w.chunks, `DELETE FROM chunks_fts WHERE rowid = ?`, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`},
+		{w.tags, `DELETE FROM tags_fts WHERE rowid = ?`, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`},
+		{w.grep, `DELETE FROM grep_fts WHERE rowid = ?`, `INSERT INTO grep_fts(rowid, tris) VALUES (?,?)`},
 	}
 	for _, t := range tables {
 		// Stable: a row's delete stays before its insert.
 		slices.SortStableFunc(t.rows, func(a, b ftsWrite) int { return cmp.Compare(a.rowid, b.rowid) })
-		row := "(" + placeholders(t.columns) + ")"
-		for rows := t.rows; len(rows) > 0; {
-			if rows[0].del {
-				if _, err := ix.txExec(ctx, tx, t.del, rows[0].rowid); err != nil {
-					return err
-				}
-				rows = rows[1:]
-				continue
+		for _, r := range t.rows {
+			var err error
+			if r.del {
+				_, err = ix.txExec(ctx, tx, t.del, r.rowid)
+			} else {
+				_, err = ix.txExec(ctx, tx, t.insert, append([]any{r.rowid}, r.vals...)...)
 			}
-			// A run of inserts, in statements of ftsRowsPerInsert rows
-			// (or of one row for the remainder, to keep few statements
-			// prepared).
-			n := 1
-			if len(rows) >= ftsRowsPerInsert && !slices.ContainsFunc(rows[:ftsRowsPerInsert], func(r ftsWrite) bool { return r.del }) {
-				n = ftsRowsPerInsert
-			}
-			args := make([]any, 0, n*t.columns)
-			for _, r := range rows[:n] {
-				args = append(append(args, r.rowid), r.vals...)
-			}
-			q := t.insert + strings.Repeat(row+",", n-1) + row
-			if _, err := ix.txExec(ctx, tx, q, args...); err != nil {
+			if err != nil {
 				return err
 			}
-			rows = rows[n:]
 		}
 	}
 	return nil
