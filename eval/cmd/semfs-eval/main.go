@@ -442,31 +442,35 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 }
 
 // latency runs each text as a tag query (limit 10) and as a content search
-// (page of 10) and prints the wall-clock p50 and p99 and the mean process
-// CPU time (user+sys) per query of each: other work on a shared machine
-// inflates the wall times much more than the CPU time.
+// (page of 10) and prints, for each, the wall-clock p50 and p99 and the
+// process CPU time (user+sys) per query, mean and median: other work on a
+// shared machine inflates the wall times much more than the CPU time.
 func latency(ctx context.Context, f *meta.FS, texts []string) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	var tq, sq []time.Duration
-	var tcpu, scpu time.Duration
+	var tq, sq, tc, sc []time.Duration
 	for _, text := range texts {
 		t0, c0 := time.Now(), cpuTime()
 		if _, err := f.Query(ctx, text, 10); err != nil {
 			return err
 		}
-		tq, tcpu = append(tq, time.Since(t0)), tcpu+cpuTime()-c0
+		tq, tc = append(tq, time.Since(t0)), append(tc, cpuTime()-c0)
 		t0, c0 = time.Now(), cpuTime()
 		if _, err := f.Search(ctx, semfs.SearchRequest{Query: text, Limit: 10}, func(semfs.SearchHit) error { return nil }); err != nil {
 			return err
 		}
-		sq, scpu = append(sq, time.Since(t0)), scpu+cpuTime()-c0
+		sq, sc = append(sq, time.Since(t0)), append(sc, cpuTime()-c0)
 	}
-	a, b := eval.Percentiles(tq)
-	c, d := eval.Percentiles(sq)
-	n := time.Duration(len(texts))
-	fmt.Printf("latency over %d queries: tag query p50 %v p99 %v (CPU %v per query); content search p50 %v p99 %v (CPU %v per query)\n\n",
-		len(texts), round(a), round(b), round(tcpu/n), round(c), round(d), round(scpu/n))
+	line := func(wall, cpu []time.Duration) string {
+		p50, p99 := eval.Percentiles(wall)
+		c50, _ := eval.Percentiles(cpu)
+		var sum time.Duration
+		for _, c := range cpu {
+			sum += c
+		}
+		return fmt.Sprintf("p50 %v p99 %v (CPU per query: mean %v, median %v)", round(p50), round(p99), round(sum/time.Duration(len(cpu))), round(c50))
+	}
+	fmt.Printf("latency over %d queries: tag query %s; content search %s\n\n", len(texts), line(tq, tc), line(sq, sc))
 	return nil
 }
