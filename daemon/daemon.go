@@ -172,6 +172,9 @@ func (m *Main) mount() error {
 		EntryTimeout: cfg.AttrTimeout,
 		Debug:        cfg.Debug,
 		Logf:         func(format string, args ...any) { m.log.Warn(fmt.Sprintf(format, args...)) },
+		// A bucket receives a file when it is synced or closed: close(2)
+		// must see a failed upload.
+		WriteBack: cfg.Store != "",
 	}
 	if fdText := os.Getenv(fuseFDEnv); fdText != "" {
 		// This image was exec'd without capabilities by one that mounted.

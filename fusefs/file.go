@@ -93,12 +93,21 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	return h.t.errno(h.rw.Sync())
 }
 
-// Flush answers ENOSYS, which the kernel takes as "this file system needs
-// no FLUSH" and stops sending one on every close(2) of the mount: writes
-// reach the tree synchronously (there is no write-back cache) and a
-// handle's work on close happens in Release, so a FLUSH was a round trip
-// that did nothing (one of five per file for grep -r).
-func (h *handle) Flush(ctx context.Context) syscall.Errno { return syscall.ENOSYS }
+// Flush runs on every close(2) of a descriptor. On a write-back tree
+// (Options.WriteBack) it syncs a writable handle, so that close reports a
+// failed upload. Otherwise it answers ENOSYS, which the kernel takes as
+// "this file system needs no FLUSH" and stops sending one on every close
+// of the mount: writes have reached the tree already, so a FLUSH was a
+// round trip that did nothing (one of five requests per file of grep -r).
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	if !h.t.opts.WriteBack {
+		return syscall.ENOSYS
+	}
+	if h.rw == nil {
+		return 0
+	}
+	return h.t.errno(h.rw.Sync())
+}
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	if h.rw != nil {

@@ -35,6 +35,14 @@ type Options struct {
 	// StatfsDir, if set, is a host directory whose statfs(2) numbers the
 	// mount reports (the backing directory of a host tree).
 	StatfsDir string
+	// WriteBack says the tree holds written bytes until a file's Sync or
+	// Close (an object store uploads then). The kernel then sends FLUSH on
+	// every close(2) and a writable handle is synced there, so that close
+	// reports a failed upload: the error of RELEASE never reaches the
+	// program. Without it FLUSH is declined (ENOSYS) and the kernel stops
+	// sending it, saving a round trip per close: writes reach such a tree
+	// when they are made.
+	WriteBack bool
 	// AllowOther lets users other than the mounting one use the mount.
 	AllowOther bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.

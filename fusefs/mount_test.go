@@ -215,3 +215,43 @@ func TestPageCacheFollowsOtherWriters(t *testing.T) {
 		t.Fatalf("read after a change behind the mount = %q, %v; want the new contents", got, err)
 	}
 }
+
+// uploadFails is a write-back tree whose uploads (Sync) fail.
+type uploadFails struct{ *memfs.FS }
+
+type failingUpload struct{ semfs.RWFile }
+
+func (f failingUpload) Sync() error {
+	return semfs.PathErr("sync", "/f", semfs.ErrQuota, "the bucket refused the upload")
+}
+
+func (u uploadFails) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMode) (semfs.RWFile, error) {
+	f, err := u.FS.OpenFile(ctx, name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingUpload{f}, nil
+}
+
+// TestWriteBackCloseReportsUpload: on a write-back tree close(2) reports a
+// failed upload (FLUSH syncs the handle); on a write-through tree FLUSH is
+// declined and close succeeds without asking the tree.
+func TestWriteBackCloseReportsUpload(t *testing.T) {
+	for _, wb := range []bool{true, false} {
+		dir := mount(t, uploadFails{memfs.New()}, fusefs.Options{WriteBack: wb})
+		f, err := os.Create(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		err = f.Close()
+		if wb && !errors.Is(err, syscall.EDQUOT) {
+			t.Errorf("write-back: close = %v, want EDQUOT from the failed upload", err)
+		}
+		if !wb && err != nil {
+			t.Errorf("write-through: close = %v, want nil (FLUSH declined)", err)
+		}
+	}
+}
