@@ -32,7 +32,7 @@ type ReconcileOptions struct {
 
 // batchItems and batchBytes bound one store transaction of Reconcile.
 const (
-	batchItems = 256
+	batchItems = 1024
 	batchBytes = 16 << 20
 )
 
