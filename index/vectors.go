@@ -358,8 +358,9 @@ func (h *hitHeap) Pop() any {
 	return x
 }
 
-// dot is the dot product of equal-length a and b, unrolled by four.
-func dot(a, b []float32) float32 {
+// dotGo is the dot product of equal-length a and b, unrolled by four (see
+// dot_amd64.go for the SIMD one).
+func dotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -104,9 +104,10 @@ func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) 
 }
 
 // Nearest implements index.Store from memory (no SQL on the query path).
-// The content space is looked up approximately (Vectors.NearestApprox: its
-// hits are candidates that BM25 and the tag signal are fused with); the tag
-// space exactly, since seed 000 returns every file above the threshold.
+// The content space goes through Vectors.NearestApprox, which scans
+// exactly below index.ApproxMin rows (every corpus measured so far) and
+// approximately above; the tag space is always scanned exactly, since seed
+// 000 returns every file above the threshold.
 func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]index.VecHit, error) {
 	v, ok := ix.vecs[space]
 	if !ok {
@@ -117,5 +118,10 @@ func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, 
 	}
 	return v.Nearest(q, k, min), nil
 }
+
+// BuildApprox builds the groups of the content space's approximate lookup
+// now (they are otherwise built in the background by the first search on
+// a large space, which meanwhile scans exactly).
+func (ix *Index) BuildApprox() { ix.vecs[embedding.SpaceContent].BuildApprox() }
 
 func errSpace(space string) error { return index.ErrUnknownSpace(space) }
