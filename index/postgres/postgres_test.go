@@ -54,6 +54,7 @@ func TestWithServer(t *testing.T) {
 		{"LoadWritesWhatPutWrites", testLoadWritesWhatPutWrites},
 		{"RankCandidates", testRankCandidates},
 		{"MigrationAddsChunkLen", testMigrationAddsChunkLen},
+		{"WorkMem", testWorkMem},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, pg) })
 	}

@@ -109,3 +109,17 @@ func execSQL(dsn, sql string) (int64, error) {
 	tag, err := conn.Exec(ctx, sql)
 	return tag.RowsAffected(), err
 }
+
+// testWorkMem: the store's sessions run with searchWorkMem (so a search's
+// bitmap stays exact), unless the URL sets work_mem.
+func testWorkMem(t *testing.T, pg *testserver.Postgres) {
+	ctx := context.Background()
+	dsn := freshDB(t, pg)
+	var got string
+	if err := openStore(t, dsn).pool.QueryRow(ctx, `SHOW work_mem`).Scan(&got); err != nil || got != searchWorkMem {
+		t.Fatalf("work_mem = %q, %v; want %s", got, err, searchWorkMem)
+	}
+	if err := openStore(t, dsn+"&work_mem=8MB").pool.QueryRow(ctx, `SHOW work_mem`).Scan(&got); err != nil || got != "8MB" {
+		t.Fatalf("work_mem with the URL's 8MB = %q, %v", got, err)
+	}
+}
