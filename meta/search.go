@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,7 +330,12 @@ func (f *FS) signals(ctx context.Context, text string, tokens []string, flt inde
 	wg.Go(func() { sig.Vector, vecErr = f.vectorSignal(ctx, text, flt) })
 	wg.Go(func() { sig.Tag, tagErr = f.tagSignal(ctx, text, tokens, flt) })
 	wg.Wait()
-	return sig, errors.Join(bmErr, vecErr, tagErr)
+	for _, err := range []error{bmErr, vecErr, tagErr} {
+		if err != nil {
+			return sig, err
+		}
+	}
+	return sig, nil
 }
 
 // bm25Signal is the best BM25 chunk of each file, best first.
