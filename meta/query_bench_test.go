@@ -30,7 +30,7 @@ import (
 // contents, no ingest) and cached in $TMPDIR between runs. The tag vectors
 // come from the hashing test embedder at USE Lite's 512 dimensions; the
 // "use" variants embed the query with the real USE Lite model, so they
-// include its cost (about 1.6 ms of CPU per query). Reported: the median
+// include its cost (about 0.8 ms of CPU per query). Reported: the median
 // wall time per query (p50-ms), the 99th percentile, the mean process CPU
 // time per query (cpu-ms/op) and its median (cpu-p50-ms; the process's
 // CPU time before and after each query, so background work such as GC
