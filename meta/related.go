@@ -106,7 +106,7 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 		query = query[:index.MaxQueryTokens]
 	}
 	if len(query) > 0 {
-		hits, err := f.store.SearchChunks(ctx, query, index.Filter{}, lexicalPool)
+		hits, err := f.store.SearchChunks(ctx, query, index.Filter{AnyToken: true}, lexicalPool)
 		if err != nil {
 			return nil, semfs.RewritePath(err, "related", p)
 		}

@@ -564,6 +564,14 @@ func allTokensFirst(t *testing.T, s index.Store) {
 	if got := paths(hits); !slices.Equal(got, []string{"/both1.md", "/both2.md"}) {
 		t.Fatalf("search alpha beta = %v, want only the files holding both words", got)
 	}
+	// AnyToken ranks every chunk holding either word.
+	hits, err = s.SearchChunks(ctx, index.QueryTokens("alpha beta"), index.Filter{AnyToken: true}, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(hits); !slices.Equal(got, []string{"/beta.md", "/both1.md", "/both2.md", "/loud.md"}) {
+		t.Fatalf("search alpha beta, any token = %v, want every file holding either word", got)
+	}
 	// No chunk holds alpha and gamma: every alpha chunk is a hit.
 	put(t, s, file("/gamma.md", "", ""), "# Gamma\n\ngamma rays.\n")
 	hits, err = s.SearchChunks(ctx, index.QueryTokens("alpha gamma"), index.Filter{}, limit)
@@ -573,7 +581,10 @@ func allTokensFirst(t *testing.T, s index.Store) {
 	if got := paths(hits); !slices.Equal(got, []string{"/both1.md", "/both2.md", "/gamma.md", "/loud.md"}) {
 		t.Fatalf("search alpha gamma = %v, want every file holding either word", got)
 	}
-	// One all-token chunk (fewer than AllTokensEnough(40) = 10) falls back too.
+	// One all-token chunk (fewer than AllTokensEnough(40)) falls back too.
+	if index.AllTokensEnough(40) < 2 {
+		t.Fatalf("AllTokensEnough(40) = %d: the case below needs two", index.AllTokensEnough(40))
+	}
 	hits, err = s.SearchChunks(ctx, index.QueryTokens("rays gamma"), index.Filter{}, 40)
 	if err != nil || len(hits) != 1 || hits[0].Path != "/gamma.md" {
 		t.Fatalf("search rays gamma = %v, %v", paths(hits), err)

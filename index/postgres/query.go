@@ -200,7 +200,7 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	if len(terms) > 1 {
+	if len(terms) > 1 && !f.AnyToken {
 		hits, err := ix.searchChunks(ctx, terms, " && ", f, limit)
 		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
 			return hits, err

@@ -24,7 +24,7 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 	if len(tokens) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	if len(tokens) > 1 {
+	if len(tokens) > 1 && !f.AnyToken {
 		hits, err := ix.searchChunks(ctx, index.MatchAll(tokens), f, limit)
 		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
 			return hits, err
