@@ -86,8 +86,7 @@ type Index struct {
 
 	vecs map[string]*index.Vectors // per space, in memory
 
-	tmu  sync.RWMutex
-	tags map[string]string // path → lower-cased "path\x00created_by\x00task\x00apps"
+	tags *index.TagIndex // keyword points of the tag query (index.TagHay per file)
 
 	// Repaired is set when Open found derived data inconsistent and
 	// rebuilt the derived schema (every file is then pending).
@@ -119,7 +118,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	vdb.SetMaxOpenConns(1)
 	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
-	}, tags: map[string]string{}}
+	}, tags: index.NewTagIndex()}
 	// Another process may be creating or migrating the same file right now
 	// (a CLI command beside `semfs index --watch`); SQLite then answers
 	// "database is locked" at once for the schema steps, so retry them.
@@ -361,22 +360,19 @@ func (ix *Index) load(ctx context.Context) error {
 	if err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	ix.tmu.Lock()
-	ix.tags = map[string]string{}
+	ix.tags.Reset()
 	for rows.Next() {
 		var p, by, task, apps string
 		var vec []byte
 		if err := rows.Scan(&p, &by, &task, &apps, &vec); err != nil {
 			rows.Close()
-			ix.tmu.Unlock()
 			return storeErr("open index", ix.path, err)
 		}
-		ix.tags[p] = tagHay(p, by, task, decodeList(apps))
+		ix.tags.Set(p, index.TagHay(p, by, task, decodeList(apps)))
 		if v := decodeVec(vec); v != nil {
 			tags.Set(p, v)
 		}
 	}
-	ix.tmu.Unlock()
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return storeErr("open index", ix.path, err)
@@ -397,10 +393,4 @@ func (ix *Index) load(ctx context.Context) error {
 		}
 	}
 	return rows.Err()
-}
-
-// tagHay is the lower-cased text seed 000's keyword points look in: the
-// four fields separated by NUL so that no word matches across two.
-func tagHay(path, createdBy, task string, apps []string) string {
-	return strings.ToLower(path + "\x00" + createdBy + "\x00" + task + "\x00" + strings.Join(apps, "\x00"))
 }

@@ -274,12 +274,8 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 			return nil, err
 		}
 	}
-	hay := tagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
-	ops := []memOp{func() {
-		ix.tmu.Lock()
-		ix.tags[f.Path] = hay
-		ix.tmu.Unlock()
-	}}
+	hay := index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
+	ops := []memOp{func() { ix.tags.Set(f.Path, hay) }}
 	if it.Content == nil {
 		return ops, nil
 	}
@@ -448,12 +444,10 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	}
 	return []memOp{func() {
 		set := map[string]bool{}
-		ix.tmu.Lock()
 		for _, p := range paths {
-			delete(ix.tags, p)
 			set[p] = true
 		}
-		ix.tmu.Unlock()
+		ix.tags.Apply(paths, nil)
 		tags := ix.vecs[embedding.SpaceTags]
 		for _, p := range paths {
 			tags.Delete(p)
@@ -563,7 +557,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 				return nil, err
 			}
 		}
-		hays = append(hays, struct{ old, new, hay string }{r.f.Path, np, tagHay(np, r.f.CreatedBy, r.f.Task, r.f.RelatedApps)})
+		hays = append(hays, struct{ old, new, hay string }{r.f.Path, np, index.TagHay(np, r.f.CreatedBy, r.f.Task, r.f.RelatedApps)})
 	}
 	// Rewrite links that point at a moved path, in every file holding one.
 	lcond, largs := below("dst", oldpath)
@@ -608,14 +602,12 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		}
 	}
 	ops = append(ops, func() {
-		ix.tmu.Lock()
-		for _, h := range hays {
-			delete(ix.tags, h.old)
+		del := make([]string, len(hays))
+		set := make([][2]string, len(hays))
+		for i, h := range hays {
+			del[i], set[i] = h.old, [2]string{h.new, h.hay}
 		}
-		for _, h := range hays {
-			ix.tags[h.new] = h.hay
-		}
-		ix.tmu.Unlock()
+		ix.tags.Apply(del, set)
 		ix.vecs[embedding.SpaceTags].Rekey(func(k string) (string, bool) { return moved(k, oldpath, newpath) })
 		ix.vecs[embedding.SpaceContent].Rekey(func(k string) (string, bool) {
 			i := strings.LastIndexByte(k, '#')
