@@ -12,7 +12,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, no);
 CREATE INDEX IF NOT EXISTS chunks_need ON chunks(key) WHERE fresh = 0;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(path, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS tags_fts USING fts5(path, created_by, task, apps, content='', contentless_delete=1, tokenize='trigram');
 -- grep_fts holds each file's distinct folded trigrams as tokens (grepTokens
 -- in grep.go), not its text: a trigram tokenizer over the text indexed
 -- every position, and FTS5 spent most of an ingest on it.

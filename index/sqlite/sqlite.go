@@ -12,7 +12,7 @@
 //
 // The store-of-record schema is versioned (SchemaVersion) and migrated by
 // embedded SQL files applied in one transaction each. Derived tables
-// (chunks, chunks_fts, tags_fts, grep_fts, vectors held in chunks and files)
+// (chunks, chunks_fts, grep_fts, vectors held in chunks and files)
 // carry their own DerivedVersion: when it changes, when a derived table is
 // missing, or when row counts disagree, Open rebuilds the derived schema and
 // marks every file pending, so the meta layer re-indexes from bytes instead
@@ -53,7 +53,9 @@ const SchemaVersion = 1
 //	1: chunks + chunks_fts (porter, path+body), tags_fts and grep_fts (trigram).
 //	2: grep_fts holds distinct folded trigrams as tokens (index.GrepTrigrams).
 //	3: chunks_fts and grep_fts flush pending terms every 8 MiB (hashsize).
-const DerivedVersion = 3
+//	4: no tags_fts: the tag query's keyword points come from an in-memory
+//	   index.TagIndex loaded from the files table.
+const DerivedVersion = 4
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.
@@ -65,7 +67,11 @@ var migrations embed.FS
 //go:embed derived.sql
 var derivedSQL string
 
-var derivedTables = []string{"chunks", "chunks_fts", "tags_fts", "grep_fts"}
+var derivedTables = []string{"chunks", "chunks_fts", "grep_fts"}
+
+// retiredTables are derived tables of earlier DerivedVersions, dropped when
+// the derived schema is rebuilt.
+var retiredTables = []string{"tags_fts"}
 
 // Index is a Store backed by one SQLite file.
 type Index struct {
@@ -293,7 +299,6 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 	}
 	counts := []struct{ what, a, b string }{
 		{"chunks vs chunks_fts", `SELECT count(*) FROM chunks`, `SELECT count(*) FROM chunks_fts`},
-		{"files vs tags_fts", `SELECT count(*) FROM files`, `SELECT count(*) FROM tags_fts`},
 		{"grep-indexed files vs grep_fts", `SELECT count(*) FROM files WHERE grep_ok = 1`, `SELECT count(*) FROM grep_fts`},
 		{"chunk files vs indexed files", `SELECT count(DISTINCT path) FROM chunks`, `SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.path = f.path)`},
 	}
@@ -314,8 +319,8 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 	return problems, nil
 }
 
-// rebuildDerived drops and recreates the derived tables, refills tags_fts
-// from the store of record and marks every file pending.
+// rebuildDerived drops and recreates the derived tables and marks every
+// file pending.
 func (ix *Index) rebuildDerived(ctx context.Context) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
@@ -324,7 +329,7 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 		return storeErr("rebuild index", ix.path, err)
 	}
 	defer tx.Rollback()
-	for _, t := range derivedTables {
+	for _, t := range append(derivedTables, retiredTables...) {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS `+t); err != nil {
 			return storeErr("rebuild index", ix.path, err)
 		}
@@ -333,10 +338,6 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 		return storeErr("rebuild index", ix.path, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE files SET state = 'pending', reason = '', grep_ok = 0 WHERE state != 'pending' OR grep_ok != 0`); err != nil {
-		return storeErr("rebuild index", ix.path, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps)
-		SELECT id, path, created_by, task, related_apps FROM files`); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO kv(key, value) VALUES ('derived_version', ?)

@@ -187,6 +187,42 @@ func TestDerivedDamageDetected(t *testing.T) {
 	}
 }
 
+// An index of DerivedVersion 3 held a tags_fts table; opening it with this
+// code rebuilds the derived schema and drops the retired table, keeping the
+// metadata and the tag query.
+func TestRetiredTableDropped(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	ix := open(t, path)
+	if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE VIRTUAL TABLE tags_fts USING fts5(path, created_by, task, apps, content='', contentless_delete=1, tokenize='trigram')`,
+		`UPDATE kv SET value = '3' WHERE key = 'derived_version'`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	db.Close()
+	ix = open(t, path)
+	defer ix.Close()
+	if len(ix.Repaired) == 0 {
+		t.Fatal("an index of DerivedVersion 3 was not rebuilt")
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'tags_fts'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("tags_fts still there (%d, %v)", n, err)
+	}
+	if got, err := ix.TagKeywordCandidates(ctx, "greet"); err != nil || len(got) != 1 || got[0] != "/a.md" {
+		t.Fatalf("tag keyword after the rebuild = %v, %v", got, err)
+	}
+}
+
 // Full-text writes are deferred to the end of a Put and sorted by rowid;
 // a file replaced within one batch, and again in a later one, must keep
 // only its last content in every derived table.

@@ -82,7 +82,7 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 // statement: their ids are assigned from max(id) + 1, which is safe in the
 // write transaction.
 type ftsWrites struct {
-	chunks, tags, grep []ftsWrite
+	chunks, grep []ftsWrite
 
 	chunkRows  [][]any         // id and columns of chunks rows to insert
 	chunkPaths map[string]bool // paths with rows in chunkRows
@@ -144,7 +144,6 @@ func (w *ftsWrites) exec(ctx context.Context, ix *Index, tx *sql.Tx) error {
 		del, insert string
 	}{
 		{w.chunks, `DELETE FROM chunks_fts WHERE rowid = ?`, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`},
-		{w.tags, `DELETE FROM tags_fts WHERE rowid = ?`, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`},
 		{w.grep, `DELETE FROM grep_fts WHERE rowid = ?`, `INSERT INTO grep_fts(rowid, tris) VALUES (?,?)`},
 	}
 	for _, t := range tables {
@@ -260,10 +259,6 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 	if err != nil {
 		return nil, err
 	}
-	if exists {
-		fts.tags = append(fts.tags, ftsWrite{rowid: id, del: true})
-	}
-	fts.tags = append(fts.tags, ftsWrite{rowid: id, vals: []any{f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps)}})
 	if exists {
 		if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, f.Path); err != nil {
 			return nil, err
@@ -429,7 +424,7 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 		if _, err := ix.dropChunksTx(ctx, tx, r.path, nil); err != nil {
 			return nil, err
 		}
-		for _, q := range []string{`DELETE FROM tags_fts WHERE rowid = ?`, `DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
+		for _, q := range []string{`DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
 			if _, err := ix.txExec(ctx, tx, q, r.id); err != nil {
 				return nil, err
 			}
@@ -513,13 +508,6 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		tagText := index.TagText(m)
 		if _, err := ix.txExec(ctx, tx, `UPDATE files SET path = ?, ext = ?, tag_text = ?, tag_fresh = 0 WHERE id = ?`,
 			np, index.Ext(np), tagText, r.id); err != nil {
-			return nil, err
-		}
-		if _, err := ix.txExec(ctx, tx, `DELETE FROM tags_fts WHERE rowid = ?`, r.id); err != nil {
-			return nil, err
-		}
-		if _, err := ix.txExec(ctx, tx, `INSERT INTO tags_fts(rowid, path, created_by, task, apps) VALUES (?,?,?,?,?)`,
-			r.id, np, r.f.CreatedBy, r.f.Task, encodeList(r.f.RelatedApps)); err != nil {
 			return nil, err
 		}
 		if _, err := ix.txExec(ctx, tx, `UPDATE links SET src = ? WHERE src = ?`, np, r.f.Path); err != nil {
