@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/meta"
 )
@@ -75,8 +76,11 @@ type Rankings map[string][]string
 // Methods evaluated, in report order.
 // "tag" is seed 000's query (every whitespace-separated word counts);
 // "tag-signal" is the tag signal the fused search uses (the query's content
-// words only, limit 200).
-var Methods = []string{"bm25", "vector", "tag", "tag-signal", "fused-sum", "fused-rrf"}
+// words only, limit 200). "search" is meta.FS.Search itself, with the
+// fusion and weights it ships with (the methods above it are its signals;
+// fused-sum and fused-rrf are the two fusions with the weights in force,
+// which a sweep may change).
+var Methods = []string{"bm25", "vector", "tag", "tag-signal", "fused-sum", "fused-rrf", "search"}
 
 // Rank computes every method's ranking for q.
 func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
@@ -103,6 +107,12 @@ func Rank(ctx context.Context, f *meta.FS, q string) (Rankings, error) {
 	r["tag-signal"] = sig.TagRanking()
 	r["fused-sum"] = index.Ranked(meta.Fuse(sig, meta.FusionSum))
 	r["fused-rrf"] = index.Ranked(meta.Fuse(sig, meta.FusionRRF))
+	if _, err := f.Search(ctx, semfs.SearchRequest{Query: q, Limit: 200}, func(h semfs.SearchHit) error {
+		r["search"] = append(r["search"], h.Path)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -246,6 +246,11 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		}
 		return q, r
 	}
+	// The search as shipped is ranked before a sweep changes the weights.
+	shipped := make([][]string, len(rs))
+	for i := range rs {
+		shipped[i] = rs[i]["search"]
+	}
 	if sweep {
 		// Signals once per training question; fusion is cheap to redo.
 		sigs := make([]meta.Signals, len(train))
@@ -291,6 +296,9 @@ func run(ctx context.Context, src, qpath string, synthetic int, sweep bool) erro
 		fmt.Printf("fused-rrf chosen on the even questions: k %g, vector %g, tag %g (BM25 1; train R@10+MRR %.3f)\n\n", bwR[0], bwR[1], bwR[2], bestR)
 		if rs, err = rank(); err != nil {
 			return err
+		}
+		for i := range rs {
+			rs[i]["search"] = shipped[i]
 		}
 	}
 	for _, part := range []struct {
