@@ -1,10 +1,15 @@
 package eval
 
 import (
+	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/memfs"
 )
 
 // TestQuestionsAnswerable checks that every question of the GOROOT eval has
@@ -48,5 +53,40 @@ func TestJudge(t *testing.T) {
 	}
 	if r, m := Judge(nil, ans); r != 0 || m != 0 {
 		t.Fatalf("empty: %v %v", r, m)
+	}
+}
+
+// TestSyntheticCorpusRepeatable: the synthetic corpus is the same files
+// every time (benchmarks cache indexes of it), n of them, in 500 folders.
+func TestSyntheticCorpusRepeatable(t *testing.T) {
+	ctx := context.Background()
+	vocab := Vocabulary([]Question{{Text: "parse a url"}})
+	a, b := memfs.New(), memfs.New()
+	na, err := SyntheticCorpus(ctx, a, 600, vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := SyntheticCorpus(ctx, b, 600, vocab)
+	if err != nil || na != nb || na == 0 {
+		t.Fatalf("sizes %d and %d, %v", na, nb, err)
+	}
+	files := 0
+	err = semfs.WalkDir(ctx, a, "/", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		x, _ := semfs.ReadFile(ctx, a, p)
+		y, err := semfs.ReadFile(ctx, b, p)
+		if err != nil || string(x) != string(y) {
+			t.Fatalf("%s differs between runs: %v", p, err)
+		}
+		return nil
+	})
+	if err != nil || files != 600 {
+		t.Fatalf("%d files, %v", files, err)
+	}
+	if ents, _ := a.ReadDir(ctx, "/"); len(ents) != 500 {
+		t.Fatalf("%d top-level folders, want 500", len(ents))
 	}
 }

@@ -1,8 +1,12 @@
 package eval
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/semfs/semfs"
 )
 
 // SyntheticQueries returns the queries of the synthetic latency run, rounds
@@ -22,6 +26,35 @@ func SyntheticQueries(qs []Question, vocab []string, rounds int, rng *rand.Rand)
 		}
 	}
 	return out
+}
+
+// SyntheticCorpus writes n Markdown files of Zipf-distributed words from
+// vocab (1–3 paragraphs of 20–80 words) into fsys, spread over 500
+// directories, always the same files for the same n and vocab, and returns
+// the bytes written.
+func SyntheticCorpus(ctx context.Context, fsys semfs.FS, n int, vocab []string) (int64, error) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
+	var total int64
+	var b strings.Builder
+	for i := range n {
+		b.Reset()
+		for range 1 + rng.IntN(3) {
+			for w := range 20 + rng.IntN(60) {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(vocab[zipf.Uint64()])
+			}
+			b.WriteString(".\n\n")
+		}
+		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
+		if err := semfs.WriteFile(ctx, fsys, p, []byte(b.String()), 0o644); err != nil {
+			return total, err
+		}
+		total += int64(b.Len())
+	}
+	return total, nil
 }
 
 // Vocabulary is the synthetic corpus's words: common English words plus the

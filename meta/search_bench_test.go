@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -61,8 +60,12 @@ func BenchmarkSearch(b *testing.B) {
 		runQueries(b, f, texts)
 	})
 	b.Run("corpus=synthetic100k", func(b *testing.B) {
-		vocab := synthVocabulary(texts)
-		f := benchIndex(b, "synthetic100k", func() (semfs.FS, error) { return synthCorpus(100_000, vocab) })
+		vocab := eval.Vocabulary(qs)
+		f := benchIndex(b, "synthetic100k", func() (semfs.FS, error) {
+			fsys := memfs.New()
+			_, err := eval.SyntheticCorpus(context.Background(), fsys, 100_000, vocab)
+			return fsys, err
+		})
 		rng := rand.New(rand.NewPCG(5, 6))
 		mixed := slices.Clone(texts)
 		for i := range mixed {
@@ -289,78 +292,3 @@ func benchIndex(b testing.TB, name string, corpus func() (semfs.FS, error)) *met
 	b.Cleanup(func() { f.Close() })
 	return f
 }
-
-// synthCorpus writes n Markdown files of Zipf-distributed words from vocab
-// (1–3 paragraphs of 20–80 words) into a memfs, spread over 500 directories.
-func synthCorpus(n int, vocab []string) (semfs.FS, error) {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
-	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
-	fsys := memfs.New()
-	var sb strings.Builder
-	for i := range n {
-		sb.Reset()
-		for range 1 + rng.IntN(3) {
-			for w := range 20 + rng.IntN(60) {
-				if w > 0 {
-					sb.WriteByte(' ')
-				}
-				sb.WriteString(vocab[zipf.Uint64()])
-			}
-			sb.WriteString(".\n\n")
-		}
-		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
-		if err := semfs.WriteFile(ctx, fsys, p, []byte(sb.String()), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	return fsys, nil
-}
-
-// synthVocabulary is a list of common English and software words plus the
-// words of the queries, so that synthetic text shares words with them.
-func synthVocabulary(queries []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(w string) {
-		w = strings.ToLower(w)
-		if w != "" && !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	for w := range strings.FieldsSeq(benchWords) {
-		add(w)
-	}
-	for _, q := range queries {
-		for w := range strings.FieldsSeq(q) {
-			add(w)
-		}
-	}
-	return out
-}
-
-const benchWords = `the of and to a in is it you that he was for on are with as his they be at one have this from or had by
-word but what some we can out other were all there when up use your how said an each she which do their time if will way
-about many then them write would like so these her long make thing see him two has look more day could go come did number
-no most people my over know water than call first who may down side been now find any new work part take get place made
-where after back little only round man year came show every good me give our under name very through just form sentence
-great think say help low line differ turn cause much mean before move right old too same tell does set three want air well
-also play small end put home read hand port large add even land here must big high such follow act why ask men change went
-light kind off need house picture try us again point world near build self earth head stand own page should country found
-answer school grow study still learn plant cover food sun four between state keep eye never last let thought city tree
-cross farm hard start might story saw far sea draw left late run while press close night real life few north open seem
-together next white children begin got walk example ease paper group always music those both mark often letter until mile
-river car feet care second book carry took science eat room friend began idea fish mountain stop once base hear horse cut
-sure watch color face wood main enough plain girl usual young ready above ever red list though feel talk bird soon body dog
-family direct pose leave song measure door product black short class wind question happen complete ship area half rock
-order fire south problem piece told knew pass since top whole king space heard best hour better true during hundred five
-remember step early hold west ground interest reach fast verb sing listen six table travel less morning ten simple several
-toward war lay against pattern slow center love person money serve appear road map rain rule pull cold notice voice unit
-power town fine certain fly fall lead cry dark machine note wait plan figure star box noun field rest correct able pound
-done drive stood contain front teach week final gave green quick develop ocean warm free minute strong special mind behind
-clear tail produce fact street inch nothing course stay wheel full force blue object decide surface deep moon island foot
-system busy test record boat common gold possible plane dry wonder laugh thousand ago ran check game shape hot miss brought
-heat snow tire bring yes distant fill east paint language among server client request handler buffer stream token parse
-error config deploy cache index query vector model budget report invoice meeting release ticket customer account schedule
-backup database`

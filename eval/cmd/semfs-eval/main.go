@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -398,32 +397,14 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond
 // vocabulary in memory and measures ingest and query latency.
 func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 	vocab := eval.Vocabulary(qs)
-	rng := rand.New(rand.NewPCG(1, 2))
-	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
 	base := memfs.New()
-	var total int64
 	files := n
 	if noReconcile {
 		files = 0 // the kept index is measured as it is
 	}
-	for i := range files {
-		var b strings.Builder
-		paras := 1 + rng.IntN(3)
-		for range paras {
-			words := 20 + rng.IntN(60)
-			for w := range words {
-				if w > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(vocab[zipf.Uint64()])
-			}
-			b.WriteString(".\n\n")
-		}
-		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, vocab[rng.IntN(len(vocab))], i)
-		if err := semfs.WriteFile(ctx, base, p, []byte(b.String()), 0o644); err != nil {
-			return err
-		}
-		total += int64(b.Len())
+	total, err := eval.SyntheticCorpus(ctx, base, files, vocab)
+	if err != nil {
+		return err
 	}
 	tmp, done, err := workDir(fmt.Sprintf("synthetic-%d", n))
 	if err != nil {
