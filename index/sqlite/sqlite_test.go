@@ -154,14 +154,23 @@ func TestEmbeddingStore(t *testing.T) {
 	}
 }
 
-func TestDerivedDamageDetected(t *testing.T) {
-	ctx := context.Background()
+// greetIndex makes an index file holding one file, /a.md of task "greet",
+// and returns its path, closed.
+func greetIndex(t *testing.T) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "i.db")
 	ix := open(t, path)
-	if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
+	if err := ix.Put(context.Background(), item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
+	return path
+}
+
+func TestDerivedDamageDetected(t *testing.T) {
+	ctx := context.Background()
+	path := greetIndex(t)
+	var ix *Index
 	for _, damage := range []string{`DROP TABLE chunks_fts`, `DELETE FROM chunks`, `UPDATE kv SET value = '0' WHERE key = 'derived_version'`} {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
@@ -192,12 +201,7 @@ func TestDerivedDamageDetected(t *testing.T) {
 // metadata and the tag query.
 func TestRetiredTableDropped(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "i.db")
-	ix := open(t, path)
-	if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
-		t.Fatal(err)
-	}
-	ix.Close()
+	path := greetIndex(t)
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +213,7 @@ func TestRetiredTableDropped(t *testing.T) {
 		}
 	}
 	db.Close()
-	ix = open(t, path)
+	ix := open(t, path)
 	defer ix.Close()
 	if len(ix.Repaired) == 0 {
 		t.Fatal("an index of DerivedVersion 3 was not rebuilt")
