@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -37,6 +38,7 @@ func main() {
 	flag.StringVar(&dumpPath, "dump", "", "write every question's top 10 per method, its answers and its signals (path, score) to this JSON file")
 	flag.BoolVar(&noReconcile, "no-reconcile", false, "with -index: measure the kept indexes as they are, without bringing them in line with the corpus first (which re-reads it)")
 	flag.IntVar(&latencyRounds, "latency-rounds", 3, "rounds over the questions for the latency figures (0: skip)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the latency rounds (queries only) to this file")
 	flag.Parse()
 	var err error
 	if *onlySynthetic {
@@ -55,6 +57,7 @@ func main() {
 
 var (
 	indexDir, dumpPath string
+	cpuProfile         string
 	latencyRounds      int
 	noReconcile        bool
 )
@@ -437,6 +440,17 @@ func runSynthetic(ctx context.Context, n int, qs []eval.Question) error {
 func latency(ctx context.Context, f *meta.FS, texts []string) error {
 	if len(texts) == 0 {
 		return nil
+	}
+	if cpuProfile != "" {
+		out, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var tq, sq, tc, sc []time.Duration
 	for _, text := range texts {
