@@ -131,7 +131,7 @@ func (x *ivf) probe(q []float32, n int, share float64) []int32 {
 // on a copy.
 func trainIVF(data []float32, dims int, seed uint64) *ivf {
 	n := len(data) / dims
-	nl := ivfLists(n)
+	nl := min(ivfLists(n), n) // each group starts from a row
 	rng := rand.New(rand.NewPCG(seed, 0x1f))
 	sample := rng.Perm(n)[:min(n, max(ivfSample, 32*nl))]
 	x := &ivf{dims: dims, centroids: make([]float32, nl*dims), trained: n}

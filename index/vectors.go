@@ -224,8 +224,11 @@ func (v *Vectors) NearestApprox(q []float32, k int, min float32) []VecHit {
 	v.mu.RLock()
 	n, g := len(v.keys), v.groups
 	if n < ApproxMin || g == nil || len(q) != v.dims || k <= 0 {
+		usable := len(q) == v.dims && k > 0
 		v.mu.RUnlock()
-		if n >= ApproxMin {
+		// A query that could not use groups (wrong dimension, k ≤ 0) must
+		// not start training them again.
+		if n >= ApproxMin && g == nil && usable {
 			v.startBuild()
 		}
 		return v.Nearest(q, k, min)
@@ -275,7 +278,9 @@ func (v *Vectors) build() {
 	dims, gen := v.dims, v.gen
 	data := slices.Clone(v.data)
 	v.mu.RUnlock()
-	if dims == 0 {
+	// The space may have shrunk (a subtree removed) since the build was
+	// asked for: groups need rows to start from.
+	if dims == 0 || len(data)/dims < max(ApproxMin, ivfLists(len(data)/dims)) {
 		return
 	}
 	v.install(trainIVF(data, dims, uint64(len(data))), data, gen)

@@ -324,3 +324,34 @@ func BenchmarkNearestApprox200k(b *testing.B) {
 		}
 	})
 }
+
+// TestApproxTinySpace: a build asked for on a space that has (or has
+// shrunk to) fewer rows than groups builds none instead of panicking, and
+// lookups stay exact; trainIVF itself starts at most one group per row.
+func TestApproxTinySpace(t *testing.T) {
+	withApprox(t, 1, .3)
+	rng := rand.New(rand.NewPCG(3, 3))
+	v := NewVectors()
+	for i := range 10 {
+		v.Set(fmt.Sprint("k", i), randUnit(rng, 3))
+	}
+	// A lookup may start a (futile) background build; let it end before
+	// withApprox restores the settings it reads.
+	t.Cleanup(func() {
+		for v.building.Load() {
+			runtime.Gosched()
+		}
+	})
+	v.BuildApprox()
+	q := randUnit(rng, 3)
+	if got, want := v.NearestApprox(q, 4, -1), v.Nearest(q, 4, -1); !slices.Equal(got, want) {
+		t.Fatalf("NearestApprox = %v, Nearest = %v", got, want)
+	}
+	data := make([]float32, 5*3)
+	for i := range data {
+		data[i] = float32(i%7) + 1
+	}
+	if x := trainIVF(data, 3, 1); len(x.centroids)/3 > 5 || len(x.at) != 5 {
+		t.Fatalf("5 rows: %d groups, %d rows assigned", len(x.centroids)/3, len(x.at))
+	}
+}
