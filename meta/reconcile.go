@@ -146,7 +146,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 					out <- res
 					continue
 				default:
-					res.kind = 1
+					res.kind, res.walked = 1, j.rec.Hash
 				}
 				if huge {
 					res.content, res.state, res.reason = &index.Content{}, index.StateSkipped, index.ReasonTooLarge
@@ -248,6 +248,9 @@ type analysed struct {
 	kind  int // 0 added, 1 updated, 2 touched (same bytes: content is nil)
 	bytes int64
 	hash  string
+	// walked is the row's hash when the walk saw it (updated files): a
+	// different hash at store time means the layer rewrote it meanwhile.
+	walked string
 	err   error
 	// The file's new derived data, state and skip reason.
 	content       *index.Content
@@ -280,8 +283,18 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed) error {
 			items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
 			continue
 		}
-		if !ok {
-			// Written behind our back: the writer is unknown.
+		switch {
+		case a.kind == 1 && (!ok || rec.Hash != a.walked):
+			continue // removed or rewritten through the layer meanwhile
+		case a.kind == 0 && ok:
+			continue // written through the layer meanwhile: its row is newer
+		case a.kind == 0:
+			// Written behind our back: the writer is unknown. A file
+			// removed through the layer since it was read must not come
+			// back (the layer removes bytes before the row).
+			if _, err := f.base.Stat(ctx, a.path); err != nil {
+				continue
+			}
 			rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
 		}
 		if rec.Hash != a.hash {
