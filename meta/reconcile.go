@@ -251,7 +251,7 @@ type analysed struct {
 	// walked is the row's hash when the walk saw it (updated files): a
 	// different hash at store time means the layer rewrote it meanwhile.
 	walked string
-	err   error
+	err    error
 	// The file's new derived data, state and skip reason.
 	content       *index.Content
 	state, reason string
