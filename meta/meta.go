@@ -277,7 +277,12 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := semfs.Remove(ctx, f.base, p); err != nil {
 		return err
 	}
-	f.logErr("remove", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	// Under f.mu, so that a close being committed (which checks the file
+	// is still there) cannot put the row back after this.
+	f.mu.Lock()
+	err = f.store.Remove(context.WithoutCancel(ctx), p, true)
+	f.mu.Unlock()
+	f.logErr("remove", p, err)
 	f.vis.drop(p)
 	return nil
 }
@@ -291,7 +296,10 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if err := semfs.RemoveAll(ctx, f.base, p); err != nil {
 		return err
 	}
-	f.logErr("removeall", p, f.store.Remove(context.WithoutCancel(ctx), p, true))
+	f.mu.Lock()
+	err = f.store.Remove(context.WithoutCancel(ctx), p, true)
+	f.mu.Unlock()
+	f.logErr("removeall", p, err)
 	f.vis.drop(p)
 	return nil
 }
@@ -323,8 +331,17 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		return nil
 	}
 	// The tag text holds the path: a renamed file's vector is stale.
-	if r, err := f.store.File(ctx, n); err == nil {
+	r, err := f.store.File(ctx, n)
+	switch {
+	case err == nil:
 		f.tagsChanged(ctx, r.Meta)
+	case errors.Is(err, semfs.ErrNotExist):
+		// The source had no row yet (its close was still being
+		// committed, as when a temp file is written and renamed over the
+		// target), and the target's row was replaced: index the bytes.
+		if info, err := f.base.Stat(ctx, n); err == nil && !info.IsDir() {
+			f.writtenBehind(ctx, n)
+		}
 	}
 	return nil
 }
@@ -361,6 +378,9 @@ func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
 		return
 	}
 	info, err := f.base.Stat(ctx, p)
+	if semfs.IsAbsence(err) {
+		return // renamed or removed since; Rename and Remove keep the rows
+	}
 	if err != nil {
 		f.logErr("write", p, err)
 		return
@@ -377,6 +397,9 @@ func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
 	}
 	if err := f.commit(ctx, s); err != nil {
 		f.logErr("write", p, err)
+		return
+	}
+	if s.gone {
 		return
 	}
 	if s.state == index.StatePending {
@@ -403,6 +426,7 @@ type save struct {
 	// Set by the commit.
 	meta    semfs.Meta // the row as committed
 	newTags bool       // the tag text is new (first write seen)
+	gone    bool       // the file was renamed or removed before its commit
 	err     error
 	done    chan bool // true: committed (see err); false: lead the next group
 }
@@ -456,6 +480,14 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 	at := make(map[string]int, len(batch)) // path → its item, when a batch saves a path twice
 	var saved []*save
 	for _, s := range batch {
+		// A close is committed after the fact (FUSE sends RELEASE in the
+		// background): the file may have been renamed away (write a temp,
+		// rename it over the target) or removed since. Its row must not
+		// come back; Rename indexes the destination.
+		if _, err := f.base.Stat(ctx, s.path); semfs.IsAbsence(err) {
+			s.gone = true
+			continue
+		}
 		var rec index.File
 		i, seen := at[s.path]
 		if seen {
@@ -521,6 +553,9 @@ func (f *FS) tagsChanged(ctx context.Context, m semfs.Meta) {
 // OpenFile write, or a race between writers).
 func (f *FS) writtenBehind(ctx context.Context, p string) {
 	info, err := f.base.Stat(ctx, p)
+	if semfs.IsAbsence(err) {
+		return // renamed or removed since; Rename and Remove keep the rows
+	}
 	if err != nil {
 		f.logErr("write", p, err)
 		return
