@@ -2,13 +2,19 @@ package meta_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/memfs"
+	"github.com/semfs/semfs/meta"
 )
 
 // TestCloseRacesRename: an editor's save — write a temp file, close it,
@@ -59,5 +65,52 @@ func TestCloseRacesRename(t *testing.T) {
 	}
 	if data, _ := semfs.ReadFile(context.Background(), f, "/t/target"); string(data) != last {
 		t.Fatalf("target holds %q", data)
+	}
+}
+
+// failingStore refuses any Put holding /bad, and is slow to store /slow
+// (so that saves arriving meanwhile are committed as one group).
+type failingStore struct{ index.Store }
+
+func (s failingStore) Put(ctx context.Context, items ...index.Item) error {
+	for _, it := range items {
+		switch it.File.Path {
+		case "/bad":
+			return semfs.PathErr("put", "/bad", semfs.ErrInvalid, "refused by the test")
+		case "/slow":
+			time.Sleep(150 * time.Millisecond)
+		}
+	}
+	return s.Store.Put(ctx, items...)
+}
+
+// TestGroupCommitIsolatesFailures: saves committed in one group get the
+// outcome of their own row — a row the store refuses does not cost the
+// others theirs.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	ix, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := meta.New(memfs.New(), failingStore{ix}, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close(); ix.Close() })
+	ctx := as("app")
+	var wg sync.WaitGroup
+	wg.Go(func() { write(t, f, ctx, "/slow", "slow\n") })
+	time.Sleep(30 * time.Millisecond) // /slow leads a group and holds it
+	for _, p := range []string{"/bad", "/good1", "/good2"} {
+		wg.Go(func() { write(t, f, ctx, p, "text of "+p+"\n") })
+	}
+	wg.Wait()
+	for _, p := range []string{"/slow", "/good1", "/good2"} {
+		if r, err := ix.File(context.Background(), p); err != nil || r.CreatedBy != "app" {
+			t.Errorf("%s: row %+v, %v", p, r, err)
+		}
+	}
+	if _, err := ix.File(context.Background(), "/bad"); !errors.Is(err, semfs.ErrNotExist) {
+		t.Errorf("/bad has a row: %v", err)
 	}
 }

@@ -522,13 +522,22 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 		}
 		saved = append(saved, s)
 	}
-	var err error
+	errs := make([]error, len(items)) // per item
 	if len(items) > 0 {
-		err = f.store.Put(ctx, items...)
+		if err := f.store.Put(ctx, items...); err != nil {
+			// One bad row must not fail the group: each save gets the
+			// outcome of its own row.
+			for i, it := range items {
+				errs[i] = err
+				if len(items) > 1 {
+					errs[i] = f.store.Put(ctx, it)
+				}
+			}
+		}
 	}
 	f.mu.Unlock()
 	for _, s := range saved {
-		s.err = err
+		s.err = errs[at[s.path]]
 	}
 	for _, s := range batch[1:] {
 		s.done <- true
