@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"bytes"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -44,21 +43,9 @@ func TestDifferentialFindRandom(t *testing.T) {
 		if _, err := exec.LookPath("tree"); err != nil && strings.HasPrefix(cmd, "tree") {
 			continue
 		}
-		c := exec.Command("bash", "-c", cmd)
-		c.Dir = d
-		c.Env = gnuEnv()
-		var gout bytes.Buffer
-		c.Stdout = &gout
-		code := 0
-		if err := c.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				t.Fatal(err)
-			}
-			code = ee.ExitCode()
-		}
+		gnu, _, code := runGNU(t, d, cmd)
 		out, stderr, scode := run(t, New(mem, Options{}), cmd)
-		want := gout.String()
+		want := gnu
 		if sorted {
 			out, want = sortLines(out), sortLines(want)
 		}

@@ -1,10 +1,8 @@
 package shell
 
 import (
-	"bytes"
 	"math/rand"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/semfs/semfs"
@@ -36,22 +34,10 @@ func TestDifferentialGrepRecursiveRandom(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	for i := 0; i < 300; i++ {
 		cmd := "grep " + fl[r.Intn(len(fl))] + " " + fl[r.Intn(len(fl))] + " -e '" + pats[r.Intn(len(pats))] + "' " + roots[r.Intn(len(roots))]
-		c := exec.Command("bash", "-c", cmd)
-		c.Dir = d
-		c.Env = gnuEnv()
-		var gout bytes.Buffer
-		c.Stdout = &gout
-		code := 0
-		if err := c.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				t.Fatal(err)
-			}
-			code = ee.ExitCode()
-		}
+		gnu, _, code := runGNU(t, d, cmd)
 		for _, opts := range []Options{{}, {View: tree.View(semfs.Principal{})}} {
 			out, stderr, scode := run(t, New(mem, opts), cmd)
-			want := gout.String()
+			want := gnu
 			if sorted {
 				out, want = sortLines(out), sortLines(want)
 			}

@@ -1,9 +1,7 @@
 package shell
 
 import (
-	"bytes"
 	"math/rand"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -35,22 +33,10 @@ func TestDifferentialGrepRandom(t *testing.T) {
 		if strings.HasSuffix(cmd, " -") {
 			cmd = "cat words.txt | " + cmd
 		}
-		c := exec.Command("bash", "-c", cmd)
-		c.Dir = disk
-		c.Env = gnuEnv()
-		var gout bytes.Buffer
-		c.Stdout = &gout
-		code := 0
-		if err := c.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				t.Fatal(err)
-			}
-			code = ee.ExitCode()
-		}
+		gnu, _, code := runGNU(t, disk, cmd)
 		out, stderr, scode := run(t, New(mem, Options{}), cmd)
-		if out != gout.String() || scode != code {
-			t.Errorf("%s\n--- GNU (exit %d)\n%s--- semfs (exit %d)\n%s%s", cmd, code, gout.String(), scode, out, indentErr(stderr))
+		if out != gnu || scode != code {
+			t.Errorf("%s\n--- GNU (exit %d)\n%s--- semfs (exit %d)\n%s%s", cmd, code, gnu, scode, out, indentErr(stderr))
 		}
 	}
 }

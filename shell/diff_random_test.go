@@ -1,9 +1,7 @@
 package shell
 
 import (
-	"bytes"
 	"math/rand"
-	"os/exec"
 	"testing"
 )
 
@@ -58,22 +56,10 @@ func TestDifferentialRandom(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
 	for i := 0; i < 600; i++ {
 		cmd := cmds[r.Intn(len(cmds))](r)
-		c := exec.Command("bash", "-c", cmd)
-		c.Dir = disk
-		c.Env = gnuEnv()
-		var gout bytes.Buffer
-		c.Stdout = &gout
-		code := 0
-		if err := c.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				t.Fatal(err)
-			}
-			code = ee.ExitCode()
-		}
+		gnu, _, code := runGNU(t, disk, cmd)
 		out, stderr, scode := run(t, New(mem, Options{}), cmd)
-		if out != gout.String() || scode != code {
-			t.Errorf("%s\n--- GNU (exit %d)\n%s--- semfs (exit %d)\n%s%s", cmd, code, gout.String(), scode, out, indentErr(stderr))
+		if out != gnu || scode != code {
+			t.Errorf("%s\n--- GNU (exit %d)\n%s--- semfs (exit %d)\n%s%s", cmd, code, gnu, scode, out, indentErr(stderr))
 		}
 	}
 }

@@ -329,19 +329,7 @@ func TestDifferentialGNU(t *testing.T) {
 		if tc.ordered {
 			dir = ordered
 		}
-		cmd := exec.Command("bash", "-c", tc.cmd)
-		cmd.Dir = dir
-		cmd.Env = gnuEnv()
-		var gnuOut, gnuErr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &gnuOut, &gnuErr
-		gnuCode := 0
-		if err := cmd.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				t.Fatalf("%s: %v", tc.cmd, err)
-			}
-			gnuCode = ee.ExitCode()
-		}
+		gnuOut, gnuErr, gnuCode := runGNU(t, dir, tc.cmd)
 		for _, mode := range []struct {
 			name string
 			fsys semfs.FS
@@ -350,12 +338,12 @@ func TestDifferentialGNU(t *testing.T) {
 			s := New(mode.fsys, mode.opts)
 			var out, errb bytes.Buffer
 			code, _ := s.Run(context.Background(), tc.cmd, nil, &out, &errb)
-			got, want := out.String(), gnuOut.String()
+			got, want := out.String(), gnuOut
 			if tc.ordered && sortOrdered {
 				got, want = sortLines(got), sortLines(want)
 			}
 			if got != want || code != gnuCode {
-				t.Errorf("%s [%s]:\n--- GNU (exit %d)\n%s%s--- semfs (exit %d)\n%s%s", tc.cmd, mode.name, gnuCode, gnuOut.String(), indentErr(gnuErr.String()), code, out.String(), indentErr(errb.String()))
+				t.Errorf("%s [%s]:\n--- GNU (exit %d)\n%s%s--- semfs (exit %d)\n%s%s", tc.cmd, mode.name, gnuCode, gnuOut, indentErr(gnuErr), code, out.String(), indentErr(errb.String()))
 			}
 		}
 	}
@@ -424,18 +412,33 @@ func TestDifferentialTimes(t *testing.T) {
 	}
 	defer h.Close()
 	for _, script := range []string{"ls -l", "ls -lt", "ls -ltr", "ls -t", "find . -newer recent.txt | sort", "stat -c '%n %Y' old.txt future.txt"} {
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Dir = dir
-		cmd.Env = gnuEnv()
-		want, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: %v", script, err)
+		want, gnuErr, gnuCode := runGNU(t, dir, script)
+		if gnuCode != 0 {
+			t.Fatalf("%s: GNU exit %d: %s", script, gnuCode, gnuErr)
 		}
 		out, stderr, code := run(t, New(h.Tree(), Options{}), script)
-		if out != string(want) || code != 0 {
+		if out != want || code != 0 {
 			t.Errorf("%s:\n--- GNU\n%s--- semfs (exit %d)\n%s%s", script, want, code, out, stderr)
 		}
 	}
+}
+
+// runGNU runs script with bash in dir, in gnuEnv, and returns what it
+// wrote and its exit code (failing the test if bash cannot be run).
+func runGNU(t *testing.T, dir, script string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir, cmd.Env = dir, gnuEnv()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("%s: %v", script, err)
+		}
+		code = ee.ExitCode()
+	}
+	return out.String(), errb.String(), code
 }
 
 // gnuEnv is the environment of the GNU side: the C.UTF-8 locale (byte
