@@ -2,7 +2,6 @@ package shell
 
 import (
 	"math/rand"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,14 +16,7 @@ func TestDifferentialFindRandom(t *testing.T) {
 		t.Log("tree is not installed: only find lines are compared")
 	}
 	mem := loadMem(t, diffTree)
-	d, err := os.MkdirTemp("/dev/shm", "semfs-find-")
-	if err != nil {
-		d = t.TempDir()
-	} else {
-		defer os.RemoveAll(d)
-	}
-	writeDisk(t, d, mem)
-	sorted := !listsInNameOrder(t, d)
+	d, sorted := orderedDisk(t, "semfs-find-", mem)
 	gen := func(r *rand.Rand) string {
 		roots := []string{"", ".", "docs", "src docs", "docs/", "./src", "nosuch", "a.txt"}
 		preds := []string{"-name '*.md'", "-iname 'README'", "-type f", "-type d", "-maxdepth 1", "-mindepth 2", "-path '*deep*'", "-size -1k", "-size +0", "-empty", "! -name '*.txt'", "-not -type d", "-name '*.go' -o -name '*.md'", "\\( -type d -o -name 'a*' \\)", "-newer a.txt", "-print", "-print0", "-name '[a-c]*'", "-name '*e*' -type f", "-path ./docs -prune -o -print", "-false", "-true"}

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"math/rand"
-	"os"
 	"testing"
 
 	"github.com/semfs/semfs"
@@ -16,14 +15,7 @@ import (
 func TestDifferentialGrepRecursiveRandom(t *testing.T) {
 	requireGNU(t)
 	mem := loadMem(t, diffTree)
-	d, err := os.MkdirTemp("/dev/shm", "semfs-grep-")
-	if err != nil {
-		d = t.TempDir()
-	} else {
-		defer os.RemoveAll(d)
-	}
-	writeDisk(t, d, mem)
-	sorted := !listsInNameOrder(t, d)
+	d, sorted := orderedDisk(t, "semfs-grep-", mem)
 	tree, err := NewTree(t.Context(), mem)
 	if err != nil {
 		t.Fatal(err)

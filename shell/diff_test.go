@@ -288,18 +288,9 @@ func TestDifferentialGNU(t *testing.T) {
 	mem := loadMem(t, diffTree)
 	disk := t.TempDir()
 	writeDisk(t, disk, mem)
-	ordered := disk
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "semfs-diff-")
-		if err == nil {
-			t.Cleanup(func() { os.RemoveAll(d) })
-			writeDisk(t, d, mem)
-			ordered = d
-		}
-	}
 	// Where the ordered copy does not list in name order (no tmpfs), the
 	// ordered rows compare sorted lines instead, and say so.
-	sortOrdered := !listsInNameOrder(t, ordered)
+	ordered, sortOrdered := orderedDisk(t, "semfs-diff-", mem)
 	if sortOrdered {
 		t.Logf("%s does not list directories in name order: traversal rows compare sorted lines", ordered)
 	}
@@ -421,6 +412,22 @@ func TestDifferentialTimes(t *testing.T) {
 			t.Errorf("%s:\n--- GNU\n%s--- semfs (exit %d)\n%s%s", script, want, code, out, stderr)
 		}
 	}
+}
+
+// orderedDisk writes mem to a host directory that lists in name order
+// where it can (tmpfs, as GNU find and grep -r walk in directory order),
+// else to a test directory, and reports whether output must be compared
+// as sorted lines because the directory's order is not by name.
+func orderedDisk(t *testing.T, prefix string, mem semfs.FS) (dir string, sorted bool) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", prefix)
+	if err != nil {
+		dir = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	writeDisk(t, dir, mem)
+	return dir, !listsInNameOrder(t, dir)
 }
 
 // runGNU runs script with bash in dir, in gnuEnv, and returns what it
