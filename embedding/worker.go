@@ -24,6 +24,12 @@ type Worker struct {
 	Embedder Embedder
 	Batch    int           // rows per Embed call; default 25
 	Interval time.Duration // time between passes; default 30s
+	// MeasureEvery is the least time between two telemetry measurements
+	// (default 10 min): a daemon under a stream of writes empties its
+	// queue every few seconds, and each measurement reads every vector of
+	// the space. The space is measured sooner when it has grown by half
+	// since the last measurement.
+	MeasureEvery time.Duration
 	Logger   *slog.Logger  // default slog.Default()
 
 	once sync.Once
@@ -32,6 +38,8 @@ type Worker struct {
 	mu        sync.Mutex
 	progress  Progress
 	telemetry Telemetry
+	// doneAtMeasure is progress.Done when telemetry was last measured.
+	doneAtMeasure int
 }
 
 // Stats describes one drain pass.
@@ -152,10 +160,25 @@ func (w *Worker) Drain(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.Remaining == 0 && (st.Embedded > 0 || hadWork) {
+	if st.Remaining == 0 && (st.Embedded > 0 || hadWork) && w.measureDue() {
 		w.measure(ctx)
 	}
 	return st, nil
+}
+
+// measureDue reports whether the telemetry should be measured again: never
+// measured, measured more than MeasureEvery ago, or the rows embedded
+// since then number at least half the vectors measured then.
+func (w *Worker) measureDue() bool {
+	every := w.MeasureEvery
+	if every <= 0 {
+		every = 10 * time.Minute
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.telemetry
+	return t.When.IsZero() || time.Since(t.When) >= every ||
+		2*(w.progress.Done-w.doneAtMeasure) >= t.Vectors
 }
 
 func (w *Worker) pass(ctx context.Context, st *Stats) error {
@@ -321,6 +344,7 @@ func (w *Worker) measure(ctx context.Context) {
 	}
 	w.mu.Lock()
 	w.telemetry = t
+	w.doneAtMeasure = w.progress.Done
 	w.mu.Unlock()
 	info := w.Embedder.Info()
 	w.logger().Info("embedding: queue drained; nearest-neighbour similarity",

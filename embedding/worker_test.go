@@ -307,3 +307,45 @@ func TestRunDrainsOnTick(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A worker under a stream of writes empties its queue every few seconds;
+// it measures the space again only when the last measurement is old or
+// the space has grown by half since.
+func TestTelemetryRateLimited(t *testing.T) {
+	s := embeddingtest.NewStore()
+	put := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			s.Put("tags", fmt.Sprintf("r%03d", i), fmt.Sprintf("row %d text", i))
+		}
+	}
+	w := &embedding.Worker{Store: s, Space: "tags", Embedder: embeddingtest.New(), Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))}
+	drain := func() embedding.Telemetry {
+		t.Helper()
+		if st, err := w.Drain(ctx); err != nil || st.Remaining != 0 {
+			t.Fatalf("drain: %+v, %v", st, err)
+		}
+		tel, ok := w.Telemetry()
+		if !ok {
+			t.Fatal("no telemetry after the queue drained")
+		}
+		return tel
+	}
+	put(0, 40)
+	first := drain()
+	if first.Vectors != 40 {
+		t.Fatalf("first measurement saw %d vectors, want 40", first.Vectors)
+	}
+	put(40, 5)
+	if tel := drain(); tel != first {
+		t.Errorf("measured again after 5 new rows of 40: %+v, want the first measurement kept", tel)
+	}
+	put(45, 20)
+	if tel := drain(); tel.Vectors != 65 {
+		t.Errorf("after the space grew by half the telemetry saw %d vectors, want 65", tel.Vectors)
+	}
+	w.MeasureEvery = time.Nanosecond
+	put(65, 1)
+	if tel := drain(); tel.Vectors != 66 {
+		t.Errorf("with MeasureEvery elapsed the telemetry saw %d vectors, want 66", tel.Vectors)
+	}
+}
