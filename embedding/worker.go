@@ -30,7 +30,7 @@ type Worker struct {
 	// the space. The space is measured sooner when it has grown by half
 	// since the last measurement.
 	MeasureEvery time.Duration
-	Logger   *slog.Logger  // default slog.Default()
+	Logger       *slog.Logger // default slog.Default()
 
 	once sync.Once
 	kick chan struct{}
