@@ -11,14 +11,18 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, no);
 CREATE INDEX IF NOT EXISTS chunks_need ON chunks(key) WHERE fresh = 0;
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(path, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2');
--- grep_fts holds each file's distinct folded trigrams as tokens (grepTokens
--- in grep.go), not its text: a trigram tokenizer over the text indexed
--- every position, and FTS5 spent most of an ingest on it.
-CREATE VIRTUAL TABLE IF NOT EXISTS grep_fts USING fts5(tris, content='', contentless_delete=1, tokenize='ascii', detail='none');
--- FTS5 flushes its pending terms to a new segment every hashsize bytes
--- (default 1 MiB) besides at commit; a bulk Put of 16 MiB of text made
--- dozens of small segments per batch, and merging them was a quarter of
--- an ingest. 8 MiB keeps a batch to a few segments.
-INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('hashsize', 8388608);
-INSERT INTO grep_fts(grep_fts, rank) VALUES ('hashsize', 8388608);
+-- postings holds the immutable segments of the full-text (kind 1) and
+-- grep trigram (kind 2) postings, built and encoded in Go by
+-- index/postings (each with a checksum), written in the transaction that
+-- writes the rows they index. postings_dead holds their tombstones: local
+-- document numbers of a segment that were deleted or replaced since.
+CREATE TABLE IF NOT EXISTS postings (
+	id   INTEGER PRIMARY KEY,
+	kind INTEGER NOT NULL,
+	data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS postings_dead (
+	seg INTEGER NOT NULL,
+	doc INTEGER NOT NULL,
+	PRIMARY KEY (seg, doc)
+) WITHOUT ROWID;

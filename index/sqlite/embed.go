@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -195,6 +196,25 @@ func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, err
 	r.Problems, err = ix.derivedProblems(ctx)
 	if err != nil {
 		return r, storeErr("check", ix.path, err)
+	}
+	if len(r.Problems) == 0 {
+		// The stored segments must decode and agree with the rows and with
+		// the postings in memory.
+		ix.wmu.Lock()
+		text, grep, problems, err := ix.readPostings(ctx)
+		if err == nil && len(problems) == 0 {
+			if a, b := text.Live(), ix.text.Live(); a != b {
+				problems = append(problems, fmt.Sprintf("full-text postings: %d stored documents, %d in memory", a, b))
+			}
+			if a, b := grep.Live(), ix.grep.Live(); a != b {
+				problems = append(problems, fmt.Sprintf("trigram postings: %d stored documents, %d in memory", a, b))
+			}
+		}
+		ix.wmu.Unlock()
+		if err != nil {
+			return r, storeErr("check", ix.path, err)
+		}
+		r.Problems = append(r.Problems, problems...)
 	}
 	var ic string
 	if err := ix.db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&ic); err != nil {

@@ -3,15 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
-// BM25 column weights of chunks_fts (path, body), chosen on the GOROOT eval
+// BM25 field weights (path, body), chosen on the GOROOT eval
 // (docs/bench/index.md).
 var (
 	WeightPath = 16.0
@@ -19,74 +19,130 @@ var (
 )
 
 // SearchChunks implements index.Store: an all-tokens lookup first, then
-// any token when it finds too few chunks.
+// any token when it finds too few chunks. Both rank in memory over the
+// postings (index/postings: FTS5's bm25() over the same terms), then read
+// the rows of the best limit chunks.
 func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filter, limit int) ([]index.ChunkHit, error) {
 	if len(tokens) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	terms := queryTerms(tokens)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	allow, err := ix.allowed(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	if len(tokens) > 1 && !f.AnyToken {
-		hits, err := ix.searchChunks(ctx, index.MatchAll(tokens), f, limit)
+		hits, err := ix.searchChunks(ctx, terms, true, allow, limit)
 		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
 			return hits, err
 		}
 	}
-	return ix.searchChunks(ctx, index.MatchAny(tokens), f, limit)
+	return ix.searchChunks(ctx, terms, false, allow, limit)
 }
 
-// searchChunks ranks the chunks matching match and reads the rows of the
-// best limit only: joining chunks before the sort read the text (and
-// vector) of every matching chunk, most of which the limit then dropped.
-func (ix *Index) searchChunks(ctx context.Context, match string, f index.Filter, limit int) ([]index.ChunkHit, error) {
-	rank := fmt.Sprintf(`SELECT chunks_fts.rowid AS id, bm25(chunks_fts, %g, %g) AS r FROM chunks_fts`, WeightPath, WeightBody)
+// queryTerms analyses query tokens as the chunk texts were. (A token
+// FTS5 split into several terms was a phrase; here its terms count
+// separately. Only letters SQLite's Unicode tables lack split a token.)
+func queryTerms(tokens []string) []string {
+	var terms []string
+	for _, t := range tokens {
+		postings.Analyze(t, func(b []byte) { terms = append(terms, string(b)) })
+	}
+	return terms
+}
+
+// allowed returns the chunk ids whose files pass f (nil: every chunk).
+func (ix *Index) allowed(ctx context.Context, f index.Filter) (func(uint32) bool, error) {
+	if f.Empty() {
+		return nil, nil
+	}
+	q := `SELECT fc.id FROM chunks fc JOIN files f ON f.path = fc.path`
 	var where []string
-	args := []any{match}
-	if !f.Empty() {
-		rank += ` JOIN chunks fc ON fc.id = chunks_fts.rowid JOIN files f ON f.path = fc.path`
-		if f.Task != "" {
-			where = append(where, `f.task = ?`)
-			args = append(args, f.Task)
-		}
-		if f.CreatedBy != "" {
-			where = append(where, `f.created_by = ?`)
-			args = append(args, f.CreatedBy)
-		}
-		if f.PathPrefix != "" && f.PathPrefix != "/" {
-			c, a := below("fc.path", f.PathPrefix)
-			where = append(where, c)
-			args = append(args, a...)
-		}
-		if f.Type != "" {
-			where = append(where, `f.ext = ?`)
-			args = append(args, strings.ToLower(f.Type))
-		}
-		for k, v := range f.Tags {
-			where = append(where, `EXISTS (SELECT 1 FROM json_each(f.extra) j WHERE j.key = ? AND j.value = ?)`)
-			args = append(args, k, v)
-		}
+	var args []any
+	if f.Task != "" {
+		where = append(where, `f.task = ?`)
+		args = append(args, f.Task)
 	}
-	rank += ` WHERE chunks_fts MATCH ?`
-	for _, w := range where {
-		rank += ` AND ` + w
+	if f.CreatedBy != "" {
+		where = append(where, `f.created_by = ?`)
+		args = append(args, f.CreatedBy)
 	}
-	rank += ` ORDER BY r LIMIT ?`
-	args = append(args, limit)
-	q := `SELECT c.path, c.no, c.start_line, c.end_line, c.text, t.r FROM (` + rank + `) t JOIN chunks c ON c.id = t.id ORDER BY t.r`
+	if f.PathPrefix != "" && f.PathPrefix != "/" {
+		c, a := below("fc.path", f.PathPrefix)
+		where = append(where, c)
+		args = append(args, a...)
+	}
+	if f.Type != "" {
+		where = append(where, `f.ext = ?`)
+		args = append(args, strings.ToLower(f.Type))
+	}
+	for k, v := range f.Tags {
+		where = append(where, `EXISTS (SELECT 1 FROM json_each(f.extra) j WHERE j.key = ? AND j.value = ?)`)
+		args = append(args, k, v)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
 	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, storeErr("search", "/", err)
 	}
 	defer rows.Close()
-	var out []index.ChunkHit
+	set := map[uint32]bool{}
 	for rows.Next() {
-		var h index.ChunkHit
-		var r float64
-		if err := rows.Scan(&h.Path, &h.No, &h.StartLine, &h.EndLine, &h.Text, &r); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			return nil, storeErr("search", "/", err)
 		}
-		h.Score = -r
+		set[uint32(id)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeErr("search", "/", err)
+	}
+	return func(id uint32) bool { return set[id] }, nil
+}
+
+// searchChunks ranks the chunks holding all (or any) of terms and reads
+// the rows of the best limit.
+func (ix *Index) searchChunks(ctx context.Context, terms []string, all bool, allow func(uint32) bool, limit int) ([]index.ChunkHit, error) {
+	ranked := ix.text.Search(terms, all, limit, postings.Weights{Path: WeightPath, Body: WeightBody}, allow)
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ranked))
+	for i, h := range ranked {
+		args[i] = int64(h.ID)
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT id, path, no, start_line, end_line, text FROM chunks WHERE id IN (`+placeholders(len(args))+`)`, args...)
+	if err != nil {
+		return nil, storeErr("search", "/", err)
+	}
+	defer rows.Close()
+	byID := make(map[uint32]index.ChunkHit, len(ranked))
+	for rows.Next() {
+		var id int64
+		var h index.ChunkHit
+		if err := rows.Scan(&id, &h.Path, &h.No, &h.StartLine, &h.EndLine, &h.Text); err != nil {
+			return nil, storeErr("search", "/", err)
+		}
+		byID[uint32(id)] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeErr("search", "/", err)
+	}
+	out := make([]index.ChunkHit, 0, len(ranked))
+	for _, r := range ranked {
+		h, ok := byID[r.ID]
+		if !ok {
+			continue // removed since ranking
+		}
+		h.Score = r.Score
 		out = append(out, h)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Chunk implements index.Store.

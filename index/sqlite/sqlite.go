@@ -1,6 +1,6 @@
 // Package sqlite is the embedded index store: one SQLite file in WAL mode
-// (modernc.org/sqlite, pure Go, FTS5 built in) holding the metadata of
-// record and the derived data semfs searches.
+// (modernc.org/sqlite, pure Go) holding the metadata of record and the
+// derived data semfs searches.
 //
 // # Durability
 //
@@ -12,11 +12,23 @@
 //
 // The store-of-record schema is versioned (SchemaVersion) and migrated by
 // embedded SQL files applied in one transaction each. Derived tables
-// (chunks, chunks_fts, grep_fts, vectors held in chunks and files)
+// (chunks, postings, postings_dead, vectors held in chunks and files)
 // carry their own DerivedVersion: when it changes, when a derived table is
-// missing, or when row counts disagree, Open rebuilds the derived schema and
-// marks every file pending, so the meta layer re-indexes from bytes instead
-// of answering from an empty table.
+// missing, when a postings segment fails its checksum, or when counts
+// disagree, Open rebuilds the derived schema and marks every file pending,
+// so the meta layer re-indexes from bytes instead of answering from an
+// empty table.
+//
+// # Full text and grep
+//
+// Full-text (BM25) and grep trigram postings are segments built in Go by
+// index/postings, stored as BLOBs in the transaction that writes the rows
+// they index, and searched in memory: Open loads them. Deletions are
+// tombstones (postings_dead) until a merge drops them; a merge builds its
+// segment without the write lock and takes it only to swap. The in-memory
+// postings, like the vectors, see this process's writes only: a second
+// process writing the same file leaves them stale until the next Open
+// (which then finds the counts disagree and rebuilds).
 package sqlite
 
 import (
@@ -40,6 +52,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
 // SchemaVersion is the version of the store-of-record schema.
@@ -55,7 +68,10 @@ const SchemaVersion = 1
 //	3: chunks_fts and grep_fts flush pending terms every 8 MiB (hashsize).
 //	4: no tags_fts: the tag query's keyword points come from an in-memory
 //	   index.TagIndex loaded from the files table.
-const DerivedVersion = 4
+//	5: no chunks_fts or grep_fts: full-text and grep trigram postings are
+//	   index/postings segments in the postings table (same tokens, same
+//	   BM25).
+const DerivedVersion = 5
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.
@@ -67,11 +83,11 @@ var migrations embed.FS
 //go:embed derived.sql
 var derivedSQL string
 
-var derivedTables = []string{"chunks", "chunks_fts", "grep_fts"}
+var derivedTables = []string{"chunks", "postings", "postings_dead"}
 
 // retiredTables are derived tables of earlier DerivedVersions, dropped when
 // the derived schema is rebuilt.
-var retiredTables = []string{"tags_fts"}
+var retiredTables = []string{"tags_fts", "chunks_fts", "grep_fts"}
 
 // Index is a Store backed by one SQLite file.
 type Index struct {
@@ -93,6 +109,14 @@ type Index struct {
 	vecs map[string]*index.Vectors // per space, in memory
 
 	tags *index.TagIndex // keyword points of the tag query (index.TagHay per file)
+
+	// text holds the full-text postings of chunks (documents: chunk ids),
+	// grep the grep trigram postings of files (documents: file ids).
+	text, grep *postings.Index
+	merging    sync.WaitGroup // background merges (see merge.go)
+	mergeMu    sync.Mutex     // one merge at a time
+	mergeBusy  bool           // guarded by mergeMu: a merge goroutine runs
+	closed     bool           // guarded by mergeMu
 
 	// Repaired is set when Open found derived data inconsistent and
 	// rebuilt the derived schema (every file is then pending).
@@ -124,7 +148,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	vdb.SetMaxOpenConns(1)
 	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
-	}, tags: index.NewTagIndex()}
+	}, tags: index.NewTagIndex(), text: postings.New(postings.Text), grep: postings.New(postings.Trigram)}
 	// Another process may be creating or migrating the same file right now
 	// (a CLI command beside `semfs index --watch`); SQLite then answers
 	// "database is locked" at once for the schema steps, so retry them.
@@ -133,6 +157,10 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		return nil, err
 	}
 	if err := retryBusy(ctx, func() error { return ix.openDerived(ctx) }); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	if err := retryBusy(ctx, func() error { return ix.openPostings(ctx) }); err != nil {
 		ix.Close()
 		return nil, err
 	}
@@ -159,8 +187,12 @@ func retryBusy(ctx context.Context, fn func() error) error {
 	}
 }
 
-// Close closes the database.
+// Close waits for a running merge and closes the database.
 func (ix *Index) Close() error {
+	ix.mergeMu.Lock()
+	ix.closed = true
+	ix.mergeMu.Unlock()
+	ix.merging.Wait()
 	verr := ix.vdb.Close()
 	if err := ix.db.Close(); err != nil {
 		return err
@@ -298,8 +330,6 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 		return problems, nil
 	}
 	counts := []struct{ what, a, b string }{
-		{"chunks vs chunks_fts", `SELECT count(*) FROM chunks`, `SELECT count(*) FROM chunks_fts`},
-		{"grep-indexed files vs grep_fts", `SELECT count(*) FROM files WHERE grep_ok = 1`, `SELECT count(*) FROM grep_fts`},
 		{"chunk files vs indexed files", `SELECT count(DISTINCT path) FROM chunks`, `SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.path = f.path)`},
 	}
 	for _, c := range counts {
@@ -348,6 +378,8 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 		return storeErr("rebuild index", ix.path, err)
 	}
 	ix.vecs[embedding.SpaceContent].Reset()
+	ix.text.Reset()
+	ix.grep.Reset()
 	return nil
 }
 

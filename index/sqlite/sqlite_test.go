@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -171,7 +172,13 @@ func TestDerivedDamageDetected(t *testing.T) {
 	ctx := context.Background()
 	path := greetIndex(t)
 	var ix *Index
-	for _, damage := range []string{`DROP TABLE chunks_fts`, `DELETE FROM chunks`, `UPDATE kv SET value = '0' WHERE key = 'derived_version'`} {
+	for _, damage := range []string{`DROP TABLE postings`, `DELETE FROM chunks`, `UPDATE kv SET value = '0' WHERE key = 'derived_version'`,
+		`UPDATE postings SET data = zeroblob(length(data)) WHERE kind = 1`, // fails its checksum
+		`UPDATE postings SET data = substr(data, 1, length(data) - 1) || x'00' WHERE kind = 2`,
+		`DELETE FROM postings WHERE kind = 2`,
+		`INSERT INTO postings_dead(seg, doc) VALUES (999, 0)`,
+		`INSERT INTO postings_dead(seg, doc) SELECT id, 0 FROM postings WHERE kind = 1`,
+	} {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
 			t.Fatal(err)
@@ -271,32 +278,9 @@ func TestReplaceWithinAndAcrossBatches(t *testing.T) {
 	if err != nil || len(r.Problems) > 0 {
 		t.Fatalf("check: %+v %v", r, err)
 	}
-	for _, tbl := range derivedTables[1:] {
-		if _, err := ix.db.ExecContext(ctx, `INSERT INTO `+tbl+`(`+tbl+`) VALUES ('integrity-check')`); err != nil {
-			t.Errorf("%s: %v", tbl, err)
-		}
-	}
 }
 
-// The FTS5 flush threshold of derived.sql is stored with the tables (and so
-// survives reopening); at the default 1 MiB a bulk Put became dozens of
-// segments to merge.
-func TestFTSHashSizeStored(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "i.db")
-	open(t, path).Close()
-	ix := open(t, path)
-	for _, tbl := range []string{"chunks_fts", "grep_fts"} {
-		var v int
-		if err := ix.db.QueryRow(`SELECT v FROM ` + tbl + `_config WHERE k = 'hashsize'`).Scan(&v); err != nil || v != 8<<20 {
-			t.Errorf("%s hashsize: %d %v", tbl, v, err)
-		}
-	}
-}
-
-// A bulk Put must reach each FTS5 table as one segment: FTS5 flushes its
-// pending terms at every statement savepoint and at every lower rowid, and
-// interleaved or multi-row FTS writes once made a segment per file (or per
-// statement) that merging then rewrote.
+// A bulk Put writes one postings segment per kind, in its transaction.
 func TestBulkPutOneSegment(t *testing.T) {
 	ctx := context.Background()
 	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
@@ -307,10 +291,148 @@ func TestBulkPutOneSegment(t *testing.T) {
 	if err := ix.Put(ctx, items...); err != nil {
 		t.Fatal(err)
 	}
-	for _, tbl := range derivedTables[1:] {
+	ix.waitMerges()
+	for kind, want := range map[int]int{kindText: 200, kindGrep: 200} {
 		var n int
-		if err := ix.db.QueryRow(`SELECT count(DISTINCT segid) FROM ` + tbl + `_idx`).Scan(&n); err != nil || n != 1 {
-			t.Errorf("%s: %d segments after one Put (%v), want 1", tbl, n, err)
+		if err := ix.db.QueryRow(`SELECT count(*) FROM postings WHERE kind = ?`, kind).Scan(&n); err != nil || n != 1 {
+			t.Errorf("kind %d: %d segments after one Put (%v), want 1", kind, n, err)
 		}
+		x := map[int]interface{ Live() int }{kindText: ix.text, kindGrep: ix.grep}[kind]
+		if x.Live() != want {
+			t.Errorf("kind %d: %d live documents, want %d", kind, x.Live(), want)
+		}
+	}
+}
+
+// An index of DerivedVersion 4 kept full text and grep trigrams in FTS5
+// tables; opening it rebuilds the derived schema without them, keeps the
+// metadata, and marks the files pending.
+func TestFTSIndexRebuilt(t *testing.T) {
+	ctx := context.Background()
+	path := greetIndex(t)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE chunks_fts USING fts5(path, body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`,
+		`CREATE VIRTUAL TABLE grep_fts USING fts5(tris, content='', contentless_delete=1, tokenize='ascii', detail='none')`,
+		`UPDATE kv SET value = '4' WHERE key = 'derived_version'`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	db.Close()
+	ix := open(t, path)
+	if len(ix.Repaired) == 0 {
+		t.Fatal("an index of DerivedVersion 4 was not rebuilt")
+	}
+	for _, tbl := range []string{"chunks_fts", "grep_fts"} {
+		var n int
+		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, tbl).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s still there (%d, %v)", tbl, n, err)
+		}
+	}
+	f, err := ix.File(ctx, "/a.md")
+	if err != nil || f.Task != "greet" || f.State != index.StatePending {
+		t.Fatalf("after the rebuild: %+v %v", f, err)
+	}
+}
+
+// Postings written by many small Puts, renames and removes are merged
+// into a bounded number of segments, survive reopening, and rank exactly
+// as postings written in one Put of the final files.
+func TestPostingsPersistAndMerge(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ix := open(t, filepath.Join(dir, "i.db"))
+	words := []string{"kestrel", "hawk", "falcon", "owl", "heron", "wren", "finch", "crane"}
+	text := func(i int) string {
+		return fmt.Sprintf("# Note %d\n\nThe %s met the %s near the %s.\n", i, words[i%8], words[(i*3)%8], words[(i*5+1)%8])
+	}
+	final := map[string]string{}
+	for i := range 120 {
+		p := fmt.Sprintf("/n/%02d/note%d.md", i%7, i)
+		if err := ix.Put(ctx, item(p, text(i), semfs.Tags{})); err != nil {
+			t.Fatal(err)
+		}
+		final[p] = text(i)
+		switch {
+		case i%10 == 3: // replace an earlier file
+			q := fmt.Sprintf("/n/%02d/note%d.md", (i-3)%7, i-3)
+			if err := ix.Put(ctx, item(q, text(i+1000), semfs.Tags{})); err != nil {
+				t.Fatal(err)
+			}
+			final[q] = text(i + 1000)
+		case i%17 == 5:
+			if err := ix.Remove(ctx, p, false); err != nil {
+				t.Fatal(err)
+			}
+			delete(final, p)
+		}
+	}
+	if err := ix.Rename(ctx, "/n/03", "/m/three"); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range final {
+		if np, ok := moved(p, "/n/03", "/m/three"); ok {
+			delete(final, p)
+			final[np] = s
+		}
+	}
+	ix.waitMerges()
+	if n := ix.text.Segments(); n >= 2*8 {
+		t.Errorf("%d text segments after 120 Puts", n)
+	}
+	if ix.text.Live() != len(final) || ix.grep.Live() != len(final) {
+		t.Fatalf("live: %d text, %d grep, want %d", ix.text.Live(), ix.grep.Live(), len(final))
+	}
+	fresh := open(t, filepath.Join(dir, "fresh.db"))
+	var items []index.Item
+	for p, s := range final {
+		items = append(items, item(p, s, semfs.Tags{}))
+	}
+	if err := fresh.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	queries := [][]string{{"kestrel"}, {"hawk", "owl"}, {"three", "crane"}, {"note"}, {"heron", "zebra"}, {"n", "wren"}}
+	search := func(s *Index) [][]index.ChunkHit {
+		var out [][]index.ChunkHit
+		for _, q := range queries {
+			hits, err := s.SearchChunks(ctx, q, index.Filter{}, 15)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, hits)
+		}
+		return out
+	}
+	same := func(what string, got, want [][]index.ChunkHit) {
+		t.Helper()
+		for i := range want {
+			if len(got[i]) != len(want[i]) {
+				t.Fatalf("%s %v: %d hits, want %d", what, queries[i], len(got[i]), len(want[i]))
+			}
+			for j := range want[i] {
+				g, w := got[i][j], want[i][j]
+				if g.Path != w.Path && g.Score != w.Score || math.Abs(g.Score-w.Score) > 1e-9 {
+					t.Fatalf("%s %v hit %d: %s %g, want %s %g", what, queries[i], j, g.Path, g.Score, w.Path, w.Score)
+				}
+			}
+		}
+	}
+	want := search(fresh)
+	if len(want[0]) == 0 {
+		t.Fatal("no hits for kestrel")
+	}
+	same("merged", search(ix), want)
+	ix.Close()
+	ix = open(t, filepath.Join(dir, "i.db"))
+	if len(ix.Repaired) > 0 {
+		t.Fatalf("reopen repaired: %v", ix.Repaired)
+	}
+	same("reopened", search(ix), want)
+	if r, err := ix.Check(ctx, false); err != nil || len(r.Problems) > 0 {
+		t.Fatalf("check: %+v %v", r, err)
 	}
 }

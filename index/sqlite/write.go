@@ -1,11 +1,9 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +11,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
 // memOp is an in-memory change applied after a transaction commits.
@@ -54,42 +53,40 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
-	ds := prepare(items)
-	return ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
+	text, grep := prepare(items)
+	err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
 		var ops []memOp
-		fts := ftsWrites{chunkPaths: map[string]bool{}}
-		for i, it := range items {
-			o, err := ix.putTx(ctx, tx, it, ds[i], &fts)
+		w := &batch{chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
+		for _, it := range items {
+			o, err := ix.putTx(ctx, tx, it, w)
 			if err != nil {
 				return nil, err
 			}
 			ops = append(ops, o...)
 		}
-		return ops, fts.exec(ctx, ix, tx)
+		if err := w.insertChunks(ctx, ix, tx); err != nil {
+			return nil, err
+		}
+		po, err := w.post.flush(ctx, ix, tx)
+		return append(ops, po...), err
 	})
+	if err == nil {
+		ix.startMerge()
+	}
+	return err
 }
 
-// ftsWrites collects the full-text writes of a transaction, which run after
-// every other statement, in rowid order per table. SQLite opens a statement
-// savepoint for most writes inside a transaction, and FTS5 flushes its
-// pending terms to a new segment at each savepoint and whenever a rowid is
-// lower than the last one written; interleaved with the row writes, that
-// made a segment per file and per table, and merging those segments was a
-// third of an ingest's CPU. Written last and in order, a transaction's
-// terms reach disk as one segment per table at commit.
-//
-// Rows of the chunks table wait here too, so that they go in 32 per
-// statement: their ids are assigned from max(id) + 1, which is safe in the
-// write transaction.
-type ftsWrites struct {
-	chunks, grep []ftsWrite
-
+// batch collects the writes of a Put that go in bulk at its end: rows of
+// the chunks table, 32 per statement (their ids are assigned from
+// max(id) + 1, which is safe in the write transaction), and the postings.
+type batch struct {
 	chunkRows  [][]any         // id and columns of chunks rows to insert
 	chunkPaths map[string]bool // paths with rows in chunkRows
 	nextChunk  int64           // next chunks id; 0: not read yet
+	post       *postingsTx
 }
 
-func (w *ftsWrites) chunkID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error) {
+func (w *batch) chunkID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error) {
 	if w.nextChunk == 0 {
 		if err := ix.txQueryRow(ctx, tx, `SELECT coalesce(max(id), 0) + 1 FROM chunks`).Scan(&w.nextChunk); err != nil {
 			return 0, err
@@ -100,7 +97,7 @@ func (w *ftsWrites) chunkID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, 
 }
 
 // insertChunks inserts the waiting chunks rows.
-func (w *ftsWrites) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
+func (w *batch) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
 	const cols = `INSERT INTO chunks(id, key, path, no, start_line, end_line, text, vec, fresh) VALUES `
 	row := "(" + placeholders(9) + ")"
 	for rows := w.chunkRows; len(rows) > 0; {
@@ -122,60 +119,21 @@ func (w *ftsWrites) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) err
 	return nil
 }
 
-// ftsWrite deletes the row (del) or inserts it with vals.
-type ftsWrite struct {
-	rowid int64
-	del   bool
-	vals  []any
-}
-
 // rowsPerInsert is how many chunks rows one INSERT carries: a statement
-// costs about as much as a few rows, and most Puts are bulk. (FTS rows go
-// one per statement: a multi-row INSERT into an FTS5 table opens a
-// statement savepoint, and FTS5 flushes a segment at every savepoint.)
+// costs about as much as a few rows, and most Puts are bulk.
 const rowsPerInsert = 32
 
-func (w *ftsWrites) exec(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	if err := w.insertChunks(ctx, ix, tx); err != nil {
-		return err
+// prepare analyses items on GOMAXPROCS goroutines and builds the postings
+// segments of their chunks (full text) and files (grep trigrams) before
+// Put takes the write lock: analysis is most of a write's CPU, and the
+// single writer holding the lock should only insert. Documents are
+// numbered in item order (chunk order within an item); Put assigns their
+// ids in the same order.
+func prepare(items []index.Item) (text, grep *postings.Segment) {
+	type derived struct {
+		docs []postings.Doc // per chunk
+		tris []uint32       // distinct grep trigrams (index.GrepTrigrams)
 	}
-	tables := []struct {
-		rows        []ftsWrite
-		del, insert string
-	}{
-		{w.chunks, `DELETE FROM chunks_fts WHERE rowid = ?`, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`},
-		{w.grep, `DELETE FROM grep_fts WHERE rowid = ?`, `INSERT INTO grep_fts(rowid, tris) VALUES (?,?)`},
-	}
-	for _, t := range tables {
-		// Stable: a row's delete stays before its insert.
-		slices.SortStableFunc(t.rows, func(a, b ftsWrite) int { return cmp.Compare(a.rowid, b.rowid) })
-		for _, r := range t.rows {
-			var err error
-			if r.del {
-				_, err = ix.txExec(ctx, tx, t.del, r.rowid)
-			} else {
-				_, err = ix.txExec(ctx, tx, t.insert, append([]any{r.rowid}, r.vals...)...)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// derived is the full-text and grep data of one item, computed by prepare
-// before Put takes the write lock.
-type derived struct {
-	pathText string   // index.IndexText of the path
-	bodies   []string // index.IndexText of each chunk
-	grep     string   // the grep trigram tokens (see grepTokens)
-}
-
-// prepare computes the derived data of items on GOMAXPROCS goroutines:
-// tokenising is most of a write's CPU, and the single writer holding the
-// lock should only insert.
-func prepare(items []index.Item) []derived {
 	ds := make([]derived, len(items))
 	one := func(i int) {
 		c := items[i].Content
@@ -183,13 +141,13 @@ func prepare(items []index.Item) []derived {
 			return
 		}
 		d := &ds[i]
-		d.pathText = index.IndexText(items[i].File.Path)
-		d.bodies = make([]string, len(c.Chunks))
+		pathTerms := postings.Terms(index.IndexText(items[i].File.Path))
+		d.docs = make([]postings.Doc, len(c.Chunks))
 		for j, ch := range c.Chunks {
-			d.bodies[j] = index.IndexText(ch.Text)
+			d.docs[j] = postings.TextDoc(pathTerms, index.IndexText(ch.Text))
 		}
 		if c.GrepOK {
-			d.grep = grepTokens(c.Grep)
+			index.GrepTrigrams(c.Grep, func(t uint32) { d.tris = append(d.tris, t) })
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(items))
@@ -197,24 +155,37 @@ func prepare(items []index.Item) []derived {
 		for i := range items {
 			one(i)
 		}
-		return ds
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
+					one(i)
+				}
+			}()
+		}
+		wg.Wait()
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
-				one(i)
-			}
-		}()
+	tb, gb := postings.NewBuilder(postings.Text), postings.NewBuilder(postings.Trigram)
+	for i, it := range items {
+		if it.Content == nil {
+			continue
+		}
+		for _, d := range ds[i].docs {
+			tb.AddText(d)
+		}
+		if it.Content.GrepOK {
+			gb.AddTrigrams(ds[i].tris)
+		}
+		ds[i] = derived{}
 	}
-	wg.Wait()
-	return ds
+	return tb.Segment(), gb.Segment()
 }
 
-func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived, fts *ftsWrites) ([]memOp, error) {
+func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch) ([]memOp, error) {
 	f := it.File
 	public := 0
 	if f.Public {
@@ -277,12 +248,12 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 	// Replace derived data, keeping vectors of unchanged chunk texts.
 	var old map[string]oldChunk
 	if exists {
-		if fts.chunkPaths[f.Path] { // put earlier in this batch
-			if err := fts.insertChunks(ctx, ix, tx); err != nil {
+		if w.chunkPaths[f.Path] { // put earlier in this batch
+			if err := w.insertChunks(ctx, ix, tx); err != nil {
 				return nil, err
 			}
 		}
-		if old, err = ix.dropChunksTx(ctx, tx, f.Path, fts); err != nil {
+		if old, err = ix.dropChunksTx(ctx, tx, f.Path, w.post); err != nil {
 			return nil, err
 		}
 	}
@@ -302,7 +273,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 		vec []byte
 	}
 	var keep []kept
-	for i, c := range it.Content.Chunks {
+	for _, c := range it.Content.Chunks {
 		key := index.ChunkKey(f.Path, c.No)
 		vec := byText[c.Text]
 		fresh := 0
@@ -310,19 +281,19 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, d derived
 			fresh = 1
 			keep = append(keep, kept{key, vec})
 		}
-		cid, err := fts.chunkID(ctx, ix, tx)
+		cid, err := w.chunkID(ctx, ix, tx)
 		if err != nil {
 			return nil, err
 		}
-		fts.chunkRows = append(fts.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
-		fts.chunkPaths[f.Path] = true
-		fts.chunks = append(fts.chunks, ftsWrite{rowid: cid, vals: []any{d.pathText, d.bodies[i]}})
+		w.chunkRows = append(w.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
+		w.chunkPaths[f.Path] = true
+		w.post.addChunk(cid)
 	}
 	if exists && oldGrep == 1 {
-		fts.grep = append(fts.grep, ftsWrite{rowid: id, del: true})
+		w.post.dropFile(id)
 	}
 	if it.Content.GrepOK {
-		fts.grep = append(fts.grep, ftsWrite{rowid: id, vals: []any{d.grep}})
+		w.post.addFile(id)
 	}
 	ops = append(ops, func() {
 		for _, k := range oldKeys {
@@ -341,9 +312,9 @@ type oldChunk struct {
 	fresh bool
 }
 
-// dropChunksTx deletes the chunks of path and their full-text rows (at once,
-// or through fts when it is not nil) and returns them by key.
-func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, fts *ftsWrites) (map[string]oldChunk, error) {
+// dropChunksTx deletes the chunks of path, tombstoning their postings
+// through p, and returns them by key.
+func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, p *postingsTx) (map[string]oldChunk, error) {
 	rows, err := ix.txQuery(ctx, tx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
 	if err != nil {
 		return nil, err
@@ -368,13 +339,7 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, fts 
 		return nil, err
 	}
 	for _, id := range ids {
-		if fts != nil {
-			fts.chunks = append(fts.chunks, ftsWrite{rowid: id, del: true})
-			continue
-		}
-		if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
-			return nil, err
-		}
+		p.dropChunk(id)
 	}
 	if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks WHERE path = ?`, path); err != nil {
 		return nil, err
@@ -384,14 +349,24 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, fts 
 
 // Remove implements index.Store.
 func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
-	return ix.write(ctx, "remove", path, func(tx *sql.Tx) ([]memOp, error) {
-		return ix.removeTx(ctx, tx, path, subtree, nil)
+	err := ix.write(ctx, "remove", path, func(tx *sql.Tx) ([]memOp, error) {
+		p := ix.newPostingsTx(nil, nil)
+		ops, err := ix.removeTx(ctx, tx, path, subtree, nil, p)
+		if err != nil {
+			return nil, err
+		}
+		po, err := p.flush(ctx, ix, tx)
+		return append(ops, po...), err
 	})
+	if err == nil {
+		ix.startMerge()
+	}
+	return err
 }
 
 // removeTx drops rows at path (and below it with subtree), except those in
 // keep.
-func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree bool, keep map[string]bool) ([]memOp, error) {
+func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree bool, keep map[string]bool, p *postingsTx) ([]memOp, error) {
 	cond, args := "path = ?", []any{path}
 	if subtree {
 		cond, args = below("path", path)
@@ -421,13 +396,12 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	}
 	var paths []string
 	for _, r := range gone {
-		if _, err := ix.dropChunksTx(ctx, tx, r.path, nil); err != nil {
+		if _, err := ix.dropChunksTx(ctx, tx, r.path, p); err != nil {
 			return nil, err
 		}
-		for _, q := range []string{`DELETE FROM grep_fts WHERE rowid = ?`, `DELETE FROM files WHERE id = ?`} {
-			if _, err := ix.txExec(ctx, tx, q, r.id); err != nil {
-				return nil, err
-			}
+		p.dropFile(r.id)
+		if _, err := ix.txExec(ctx, tx, `DELETE FROM files WHERE id = ?`, r.id); err != nil {
+			return nil, err
 		}
 		if _, err := ix.txExec(ctx, tx, `DELETE FROM links WHERE src = ?`, r.path); err != nil {
 			return nil, err
@@ -459,9 +433,19 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 	if oldpath == newpath {
 		return nil
 	}
-	return ix.write(ctx, "rename", oldpath, func(tx *sql.Tx) ([]memOp, error) {
-		return ix.renameTx(ctx, tx, oldpath, newpath)
+	err := ix.write(ctx, "rename", oldpath, func(tx *sql.Tx) ([]memOp, error) {
+		p := ix.newPostingsTx(nil, nil)
+		ops, err := ix.renameTx(ctx, tx, oldpath, newpath, p)
+		if err != nil {
+			return nil, err
+		}
+		po, err := p.flush(ctx, ix, tx)
+		return append(ops, po...), err
 	})
+	if err == nil {
+		ix.startMerge()
+	}
+	return err
 }
 
 func moved(p, oldpath, newpath string) (string, bool) {
@@ -471,9 +455,9 @@ func moved(p, oldpath, newpath string) (string, bool) {
 	return newpath + p[len(oldpath):], true
 }
 
-func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath string) ([]memOp, error) {
+func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath string, p *postingsTx) ([]memOp, error) {
 	// Rows at the destination are replaced.
-	ops, err := ix.removeTx(ctx, tx, newpath, true, nil)
+	ops, err := ix.removeTx(ctx, tx, newpath, true, nil, p)
 	if err != nil {
 		return nil, err
 	}
@@ -533,17 +517,13 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 			chs = append(chs, c)
 		}
 		crows.Close()
-		pathText := index.IndexText(np)
+		pathTerms := postings.Terms(index.IndexText(np))
 		for _, c := range chs {
 			if _, err := ix.txExec(ctx, tx, `UPDATE chunks SET path = ?, key = ? WHERE id = ?`, np, index.ChunkKey(np, c.no), c.id); err != nil {
 				return nil, err
 			}
-			if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks_fts WHERE rowid = ?`, c.id); err != nil {
-				return nil, err
-			}
-			if _, err := ix.txExec(ctx, tx, `INSERT INTO chunks_fts(rowid, path, body) VALUES (?,?,?)`, c.id, pathText, index.IndexText(c.text)); err != nil {
-				return nil, err
-			}
+			p.dropChunk(c.id)
+			p.rename(c.id, pathTerms, c.text)
 		}
 		hays = append(hays, struct{ old, new, hay string }{r.f.Path, np, index.TagHay(np, r.f.CreatedBy, r.f.Task, r.f.RelatedApps)})
 	}

@@ -1,0 +1,161 @@
+package postings
+
+import (
+	"slices"
+)
+
+// MergeFactor is the tier width of the merge policy: segments whose live
+// document counts have the same order of magnitude in base MergeFactor
+// form a tier, and a tier of MergeFactor segments is merged into one, so
+// an index of n documents holds at most about MergeFactor·log(n)
+// segments and each posting is rewritten about log(n) times.
+const MergeFactor = 8
+
+// Merge is a planned merge of segments into one. Plan and Build run
+// without the store's write lock: Build reads immutable segments and a
+// copy of their tombstones taken by PlanMerge; Dead and Replace then
+// carry over the tombstones placed meanwhile.
+type Merge struct {
+	Old []int64  // ids of the merged segments
+	Seg *Segment // the result, after Build
+
+	segs  []*seg
+	snap  [][]uint64 // tombstones of segs at planning
+	remap [][]int32  // old local → new local, -1 dropped
+}
+
+// PlanMerge picks segments to merge: the smallest tier holding
+// MergeFactor segments, else a segment more than half of whose documents
+// are deleted. It returns nil when nothing needs merging.
+func (x *Index) PlanMerge() *Merge {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	tiers := map[int][]*seg{}
+	best := -1
+	for _, g := range x.segs {
+		t := 0
+		for n := g.live(); n >= MergeFactor; n /= MergeFactor {
+			t++
+		}
+		tiers[t] = append(tiers[t], g)
+		if len(tiers[t]) >= MergeFactor && (best < 0 || t < best) {
+			best = t
+		}
+	}
+	var pick []*seg
+	if best >= 0 {
+		pick = tiers[best]
+	} else {
+		for _, g := range x.segs {
+			if g.ndead*2 > g.s.Len() {
+				pick = []*seg{g}
+				break
+			}
+		}
+	}
+	if pick == nil {
+		return nil
+	}
+	m := &Merge{segs: pick}
+	for _, g := range pick {
+		m.Old = append(m.Old, g.id)
+		m.snap = append(m.snap, slices.Clone(g.dead))
+	}
+	return m
+}
+
+// Build merges the planned segments into m.Seg, dropping the documents
+// deleted at planning: documents keep their order (segment by segment),
+// so every merged list is the concatenation of the old ones, renumbered.
+func (m *Merge) Build() {
+	kind := m.segs[0].s.Kind
+	out := &Segment{Kind: kind}
+	m.remap = make([][]int32, len(m.segs))
+	for i, g := range m.segs {
+		m.remap[i] = make([]int32, g.s.Len())
+		for l := range g.s.Len() {
+			if m.snap[i] != nil && m.snap[i][l/64]&(1<<(l%64)) != 0 {
+				m.remap[i][l] = -1
+				continue
+			}
+			m.remap[i][l] = int32(len(out.IDs))
+			out.IDs = append(out.IDs, g.s.IDs[l])
+			if kind == Text {
+				out.PathLen = append(out.PathLen, g.s.PathLen[l])
+				out.BodyLen = append(out.BodyLen, g.s.BodyLen[l])
+			}
+		}
+	}
+	var terms []string
+	for _, g := range m.segs {
+		terms = append(terms, g.s.terms...)
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	for _, t := range terms {
+		start := len(out.docs)
+		for i, g := range m.segs {
+			p := g.s.postings(t)
+			for j, d := range p.docs {
+				nd := m.remap[i][d]
+				if nd < 0 {
+					continue
+				}
+				out.docs = append(out.docs, uint32(nd))
+				if kind == Text {
+					out.pathTF = append(out.pathTF, p.path[j])
+					out.bodyTF = append(out.bodyTF, p.body[j])
+				}
+			}
+		}
+		if len(out.docs) > start {
+			out.terms = append(out.terms, t)
+			out.offs = append(out.offs, uint32(start))
+		}
+	}
+	out.offs = append(out.offs, uint32(len(out.docs)))
+	m.Seg = out
+}
+
+// Dead returns the local numbers in m.Seg of documents deleted since
+// PlanMerge, and false when a merged segment is no longer in x (the
+// merge must then be dropped). Call it and Replace under the store's
+// write lock.
+func (x *Index) Dead(m *Merge) ([]uint32, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var dead []uint32
+	for i, g := range m.segs {
+		if !slices.Contains(x.segs, g) {
+			return nil, false
+		}
+		if g.ndead == 0 {
+			continue
+		}
+		for l := range g.s.Len() {
+			if g.isDead(uint32(l)) && m.remap[i][l] >= 0 {
+				dead = append(dead, uint32(m.remap[i][l]))
+			}
+		}
+	}
+	return dead, true
+}
+
+// Replace swaps the merged segments for m.Seg, stored under id, with the
+// local documents dead deleted.
+func (x *Index) Replace(m *Merge, id int64, dead []uint32) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.segs = slices.DeleteFunc(x.segs, func(g *seg) bool { return slices.Contains(m.segs, g) })
+	for _, g := range m.segs {
+		for l, sid := range g.s.IDs {
+			if p, ok := x.where[sid]; ok && p.seg == g {
+				delete(x.where, sid)
+				if x.kind == Text {
+					x.liveLen -= g.docLen(uint32(l))
+				}
+			}
+		}
+	}
+	x.add(id, m.Seg, dead)
+}

@@ -1,0 +1,392 @@
+package postings
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"strings"
+)
+
+// Kind is what a segment's postings carry.
+type Kind uint8
+
+const (
+	// Text postings carry each document's term frequency in the path and
+	// body fields, and each document's field lengths (BM25 needs both).
+	Text Kind = 1
+	// Trigram postings carry document numbers only (grep candidates).
+	Trigram Kind = 2
+)
+
+// Segment is an immutable set of postings over its documents, numbered
+// 0..Len()-1 within the segment ("local" numbers); IDs maps them to the
+// store's ids (chunk or file row ids). Postings list local numbers in
+// ascending order.
+type Segment struct {
+	Kind Kind
+	// IDs is the store id of each local document. A store fills it when it
+	// assigns ids, before Encode.
+	IDs []uint32
+	// PathLen and BodyLen are each document's token counts (Text only).
+	PathLen, BodyLen []uint32
+
+	terms  []string // ascending
+	offs   []uint32 // postings of terms[i]: docs[offs[i]:offs[i+1]]
+	docs   []uint32
+	pathTF []uint16 // Text only, parallel to docs
+	bodyTF []uint32
+
+	// A decoded Trigram segment keeps its encoded bytes and decodes a
+	// term's list when it is asked for (grep lookups are rare, and these
+	// lists are most of an index's postings): raw[toffs[i]:] holds
+	// dfs[i] document gaps.
+	raw   []byte
+	toffs []uint32
+	dfs   []uint32
+}
+
+// Len is the number of documents in s.
+func (s *Segment) Len() int { return len(s.IDs) }
+
+// Terms is the number of distinct terms in s.
+func (s *Segment) Terms() int { return len(s.terms) }
+
+// postings returns the list of term (nil when s does not hold it).
+func (s *Segment) postings(term string) plist {
+	i, ok := slices.BinarySearch(s.terms, term)
+	if !ok {
+		return plist{}
+	}
+	if s.raw != nil {
+		docs := make([]uint32, s.dfs[i])
+		b, last := s.raw[s.toffs[i]:], uint64(0)
+		for j := range docs {
+			g, n := binary.Uvarint(b)
+			b = b[n:]
+			last += g
+			docs[j] = uint32(last)
+		}
+		return plist{docs: docs}
+	}
+	a, b := s.offs[i], s.offs[i+1]
+	p := plist{docs: s.docs[a:b]}
+	if s.Kind == Text {
+		p.path, p.body = s.pathTF[a:b], s.bodyTF[a:b]
+	}
+	return p
+}
+
+// plist is one term's postings in one segment.
+type plist struct {
+	docs []uint32
+	path []uint16
+	body []uint32
+}
+
+// TF is a term's frequency in the two fields of a text document.
+type TF struct {
+	Path uint16
+	Body uint32
+}
+
+// Doc is one analysed text document.
+type Doc struct {
+	Terms            map[string]TF
+	PathLen, BodyLen uint32
+}
+
+// TextDoc analyses a document whose path terms are pathTerms (Terms of the
+// path's index.IndexText) and whose body is an index.IndexText output.
+func TextDoc(pathTerms []string, body string) Doc {
+	d := Doc{Terms: make(map[string]TF, 64), PathLen: uint32(len(pathTerms))}
+	for _, t := range pathTerms {
+		tf := d.Terms[t]
+		if tf.Path < 1<<16-1 {
+			tf.Path++
+		}
+		d.Terms[t] = tf
+	}
+	Analyze(body, func(t []byte) {
+		d.BodyLen++
+		tf := d.Terms[string(t)]
+		tf.Body++
+		d.Terms[string(t)] = tf
+	})
+	return d
+}
+
+// Builder collects documents into a new Segment.
+type Builder struct {
+	kind    Kind
+	lookup  map[string]int32
+	lists   []plist
+	terms   []string
+	pathLen []uint32
+	bodyLen []uint32
+	n       uint32
+	tri     []int32 // AddTrigrams: list index + 1 of each packed trigram
+}
+
+// NewBuilder returns an empty builder of segments of kind k.
+func NewBuilder(k Kind) *Builder {
+	return &Builder{kind: k, lookup: map[string]int32{}}
+}
+
+// Len is the number of documents added.
+func (b *Builder) Len() int { return int(b.n) }
+
+func (b *Builder) list(term string) *plist {
+	i, ok := b.lookup[term]
+	if !ok {
+		i = int32(len(b.lists))
+		b.lookup[term] = i
+		b.terms = append(b.terms, term)
+		b.lists = append(b.lists, plist{})
+	}
+	return &b.lists[i]
+}
+
+// AddText adds a text document as the next local number.
+func (b *Builder) AddText(d Doc) {
+	for t, tf := range d.Terms {
+		p := b.list(t)
+		p.docs = append(p.docs, b.n)
+		p.path = append(p.path, tf.Path)
+		p.body = append(p.body, tf.Body)
+	}
+	b.pathLen = append(b.pathLen, d.PathLen)
+	b.bodyLen = append(b.bodyLen, d.BodyLen)
+	b.n++
+}
+
+// AddTerms adds a document of distinct terms (a Trigram segment) as the
+// next local number.
+func (b *Builder) AddTerms(terms []string) {
+	for _, t := range terms {
+		p := b.list(t)
+		p.docs = append(p.docs, b.n)
+	}
+	b.n++
+}
+
+// AddTrigrams adds a document of distinct packed trigrams
+// (index.PackTrigram; a Trigram segment) as the next local number.
+func (b *Builder) AddTrigrams(tris []uint32) {
+	if b.tri == nil {
+		b.tri = make([]int32, 1<<21)
+	}
+	for _, t := range tris {
+		t &= 1<<21 - 1
+		i := b.tri[t] - 1
+		if i < 0 {
+			i = int32(len(b.lists))
+			b.tri[t] = i + 1
+			b.terms = append(b.terms, TrigramTerm(t))
+			b.lists = append(b.lists, plist{})
+		}
+		b.lists[i].docs = append(b.lists[i].docs, b.n)
+	}
+	b.n++
+}
+
+// Segment returns the built segment; its IDs are zero until the caller
+// sets them.
+func (b *Builder) Segment() *Segment {
+	order := make([]int32, len(b.terms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(b.terms[x], b.terms[y]) })
+	total := 0
+	for _, l := range b.lists {
+		total += len(l.docs)
+	}
+	s := &Segment{Kind: b.kind, IDs: make([]uint32, b.n), terms: make([]string, len(order)),
+		offs: make([]uint32, 0, len(order)+1), docs: make([]uint32, 0, total)}
+	if b.kind == Text {
+		s.PathLen, s.BodyLen = b.pathLen, b.bodyLen
+		s.pathTF, s.bodyTF = make([]uint16, 0, total), make([]uint32, 0, total)
+	}
+	for i, o := range order {
+		s.terms[i] = b.terms[o]
+		s.offs = append(s.offs, uint32(len(s.docs)))
+		l := b.lists[o]
+		s.docs = append(s.docs, l.docs...)
+		if b.kind == Text {
+			s.pathTF = append(s.pathTF, l.path...)
+			s.bodyTF = append(s.bodyTF, l.body...)
+		}
+	}
+	s.offs = append(s.offs, uint32(len(s.docs)))
+	return s
+}
+
+// magic starts every encoded segment; its last byte is the format version.
+const magic = "SFP\x01"
+
+// ErrCorrupt is returned by Decode for bytes that are not a whole segment.
+var ErrCorrupt = errors.New("postings: corrupt segment")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Encode returns s as bytes: magic, kind, the documents (ids as zig-zag
+// deltas, field lengths), the terms in order each with its postings
+// (document gaps as uvarints, and for Text the two frequencies), and a
+// CRC-32C of everything before it.
+func (s *Segment) Encode() []byte {
+	out := make([]byte, 0, 16+5*len(s.IDs)+8*len(s.terms)+4*len(s.docs))
+	out = append(out, magic...)
+	out = append(out, byte(s.Kind))
+	out = binary.AppendUvarint(out, uint64(len(s.IDs)))
+	prev := int64(0)
+	for _, id := range s.IDs {
+		out = binary.AppendVarint(out, int64(id)-prev)
+		prev = int64(id)
+	}
+	if s.Kind == Text {
+		for i := range s.IDs {
+			out = binary.AppendUvarint(out, uint64(s.PathLen[i]))
+			out = binary.AppendUvarint(out, uint64(s.BodyLen[i]))
+		}
+	}
+	out = binary.AppendUvarint(out, uint64(len(s.terms)))
+	for i, t := range s.terms {
+		out = binary.AppendUvarint(out, uint64(len(t)))
+		out = append(out, t...)
+		a, b := s.offs[i], s.offs[i+1]
+		out = binary.AppendUvarint(out, uint64(b-a))
+		last := uint32(0)
+		for j := a; j < b; j++ {
+			out = binary.AppendUvarint(out, uint64(s.docs[j]-last))
+			last = s.docs[j]
+			if s.Kind == Text {
+				out = binary.AppendUvarint(out, uint64(s.pathTF[j]))
+				out = binary.AppendUvarint(out, uint64(s.bodyTF[j]))
+			}
+		}
+	}
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+// decoder reads an encoded segment, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint(max uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > max {
+		d.err = ErrCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = ErrCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// Decode parses an encoded segment, checking its checksum and structure:
+// damaged bytes fail with ErrCorrupt rather than decoding to fewer
+// postings.
+func Decode(b []byte) (*Segment, error) {
+	if len(b) < len(magic)+1+4 || string(b[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: bad header", ErrCorrupt)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	s := &Segment{Kind: Kind(body[len(magic)])}
+	if s.Kind != Text && s.Kind != Trigram {
+		return nil, fmt.Errorf("%w: kind %d", ErrCorrupt, s.Kind)
+	}
+	d := &decoder{b: body[len(magic)+1:]}
+	n := d.uvarint(uint64(len(d.b)))
+	s.IDs = make([]uint32, n)
+	prev := int64(0)
+	for i := range s.IDs {
+		prev += d.varint()
+		if prev < 0 || prev > 1<<32-1 {
+			d.err = ErrCorrupt
+		}
+		s.IDs[i] = uint32(prev)
+	}
+	if s.Kind == Text {
+		s.PathLen, s.BodyLen = make([]uint32, n), make([]uint32, n)
+		for i := range s.IDs {
+			s.PathLen[i] = uint32(d.uvarint(1<<32 - 1))
+			s.BodyLen[i] = uint32(d.uvarint(1<<32 - 1))
+		}
+	}
+	nt := d.uvarint(uint64(len(d.b)))
+	s.terms = make([]string, 0, nt)
+	s.offs = make([]uint32, 0, nt+1)
+	for range nt {
+		if d.err != nil {
+			break
+		}
+		l := d.uvarint(uint64(len(d.b)))
+		if d.err != nil {
+			break
+		}
+		t := string(d.b[:l])
+		d.b = d.b[l:]
+		if len(s.terms) > 0 && s.terms[len(s.terms)-1] >= t {
+			d.err = ErrCorrupt
+			break
+		}
+		s.terms = append(s.terms, t)
+		s.offs = append(s.offs, uint32(len(s.docs)))
+		df := d.uvarint(n)
+		if s.Kind == Trigram {
+			s.toffs = append(s.toffs, uint32(len(body)-len(d.b)))
+			s.dfs = append(s.dfs, uint32(df))
+		}
+		last := uint64(0)
+		for j := range df {
+			g := d.uvarint(n)
+			doc := last + g
+			if j > 0 && g == 0 || doc >= n || d.err != nil {
+				d.err = ErrCorrupt
+				break
+			}
+			last = doc
+			if s.Kind == Trigram {
+				continue
+			}
+			s.docs = append(s.docs, uint32(doc))
+			if s.Kind == Text {
+				s.pathTF = append(s.pathTF, uint16(d.uvarint(1<<16-1)))
+				s.bodyTF = append(s.bodyTF, uint32(d.uvarint(1<<32-1)))
+			}
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = ErrCorrupt
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	s.offs = append(s.offs, uint32(len(s.docs)))
+	if s.Kind == Trigram {
+		s.raw, s.offs = b, nil
+	}
+	return s, nil
+}
