@@ -34,7 +34,17 @@ type Config struct {
 	Ready       string // SEMFS_READY, -ready: file written once the daemon serves (default: none)
 	DropCaps    bool   // SEMFS_DROP_CAPS, -drop-caps: drop capabilities once mounted (default true)
 	AllowOther  bool   // SEMFS_ALLOW_OTHER, -allow-other: let other users use the mount (default true as root)
+	// AttrTimeout is how long the kernel caches attributes and names. Zero
+	// means automatic: a minute for a backing directory only this daemon
+	// changes (it tells the kernel of every change made behind the mount),
+	// a second for a bucket other daemons may change or a tree given in
+	// code.
 	AttrTimeout time.Duration
+	// Passthrough (SEMFS_PASSTHROUGH, -passthrough; default true) lets the
+	// kernel read and write backing files directly (FUSE passthrough).
+	// It needs CAP_SYS_ADMIN in the serving process, so a daemon that
+	// dropped its capabilities serves reads and writes itself regardless.
+	Passthrough bool
 	Debug       bool
 }
 
@@ -74,7 +84,7 @@ func DefaultConfig() Config {
 		Mode:        ModeMount,
 		DropCaps:    true,
 		AllowOther:  os.Geteuid() == 0,
-		AttrTimeout: time.Second,
+		Passthrough: true,
 	}
 }
 
@@ -121,6 +131,7 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&c.Ready, "SEMFS_READY")
 	boolean(&c.DropCaps, "SEMFS_DROP_CAPS")
 	boolean(&c.AllowOther, "SEMFS_ALLOW_OTHER")
+	boolean(&c.Passthrough, "SEMFS_PASSTHROUGH")
 	if len(errs) > 0 {
 		return c, fmt.Errorf("daemon: %s", strings.Join(errs, "; "))
 	}
@@ -141,7 +152,8 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fl.StringVar(&c.Ready, "ready", c.Ready, "file to write once serving, for supervisors (env SEMFS_READY)")
 	fl.BoolVar(&c.DropCaps, "drop-caps", c.DropCaps, "drop capabilities once the mount is up (env SEMFS_DROP_CAPS)")
 	fl.BoolVar(&c.AllowOther, "allow-other", c.AllowOther, "let other users use the mount (env SEMFS_ALLOW_OTHER)")
-	fl.DurationVar(&c.AttrTimeout, "attr-timeout", c.AttrTimeout, "how long the kernel caches attributes and names")
+	fl.DurationVar(&c.AttrTimeout, "attr-timeout", c.AttrTimeout, "how long the kernel caches attributes and names (0: a minute over a backing directory, a second over a bucket)")
+	fl.BoolVar(&c.Passthrough, "passthrough", c.Passthrough, "let the kernel read and write backing files directly when the daemon holds CAP_SYS_ADMIN (env SEMFS_PASSTHROUGH)")
 	fl.BoolVar(&c.Debug, "debug", c.Debug, "log every FUSE request")
 	if err := fl.Parse(args); err != nil {
 		return c, err

@@ -39,6 +39,25 @@
 // With SEMFS_DROP_CAPS=0 (or when not root, mounting via fusermount3) the
 // daemon mounts in-process and keeps whatever privileges it started with.
 //
+// # Passthrough and caching
+//
+// Kernel FUSE passthrough (reads and writes of backing files by the
+// kernel itself, near native speed) needs CAP_SYS_ADMIN in the serving
+// process: a daemon that dropped its capabilities serves every read and
+// write itself, and logs "passthrough=false" when the mount is up. The
+// metadata layer re-reads a file opened for writing at close, so files
+// written by passthrough are indexed like any other; attribution happens
+// at open. SEMFS_PASSTHROUGH=0 turns passthrough off.
+//
+// Changes made through the socket, HTTP or MCP go through the same tree,
+// which reports them to the mount (meta.Options.Changed): the kernel drops
+// the file's pages and attributes or the name's entry before the call
+// returns. So over a backing directory the kernel keeps pages across opens
+// and caches attributes and names for a minute (Config.AttrTimeout 0); over
+// a bucket, which other daemons change, for a second. Files changed in the
+// backing directory by anything other than the daemon are seen once the
+// kernel's cache expires or is evicted.
+//
 // # Attribution
 //
 // `register {app}` over the socket records the caller's pid (SO_PEERCRED).
@@ -164,14 +183,28 @@ func (m *Main) mount() error {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return fmt.Errorf("daemon: cannot mount at %s: /dev/fuse is missing (%v).\n%s", cfg.Mount, err, advice)
 	}
+	// The daemon's own tree reports every change its other surfaces make
+	// (see notifyMount), so over a backing directory nobody else changes
+	// the kernel may cache long. A bucket is shared with other daemons,
+	// and a tree given in code may change any way.
+	notified := m.stack != nil && cfg.Store == ""
+	attr := cfg.AttrTimeout
+	if attr == 0 {
+		attr = time.Second
+		if notified {
+			attr = time.Minute
+		}
+	}
 	opts := fusefs.Options{
-		Principal:    m.apps.Principal,
-		AllowOther:   cfg.AllowOther,
-		StatfsDir:    cfg.Data,
-		AttrTimeout:  cfg.AttrTimeout,
-		EntryTimeout: cfg.AttrTimeout,
-		Debug:        cfg.Debug,
-		Logf:         func(format string, args ...any) { m.log.Warn(fmt.Sprintf(format, args...)) },
+		Principal:     m.apps.Principal,
+		AllowOther:    cfg.AllowOther,
+		StatfsDir:     cfg.Data,
+		AttrTimeout:   attr,
+		EntryTimeout:  attr,
+		KeepCache:     notified,
+		NoPassthrough: !cfg.Passthrough,
+		Debug:         cfg.Debug,
+		Logf:          func(format string, args ...any) { m.log.Warn(fmt.Sprintf(format, args...)) },
 		// A bucket receives a file when it is synced or closed: close(2)
 		// must see a failed upload.
 		WriteBack: cfg.Store != "",
@@ -190,14 +223,15 @@ func (m *Main) mount() error {
 		if err != nil {
 			return fmt.Errorf("daemon: serving the mount at %s: %w", cfg.Mount, err)
 		}
-		m.mnt, m.dropped = mnt, true
+		m.setMount(mnt)
+		m.dropped = true
 		return nil
 	}
 	mnt, err := fusefs.Mount(cfg.Mount, m.fsys, opts)
 	if err != nil {
 		return fmt.Errorf("daemon: cannot mount at %s: %w.\n%s", cfg.Mount, err, advice)
 	}
-	m.mnt = mnt
+	m.setMount(mnt)
 	if os.Geteuid() == 0 && !cfg.DropCaps {
 		m.log.Warn("semfs daemon keeps its capabilities (SEMFS_DROP_CAPS=0): the serving process holds CAP_SYS_ADMIN for its whole life")
 	}
@@ -230,6 +264,16 @@ func (m *Main) mountAndDropPrivileges() error {
 	}
 	pipe.Close() // the helper unmounts
 	return fmt.Errorf("daemon: re-executing without capabilities: %w.\n%s", err, advice)
+}
+
+// setMount records the mount, which from now on hears of the changes made
+// through the daemon's other surfaces.
+func (m *Main) setMount(mnt *fusefs.Server) {
+	m.mnt = mnt
+	if m.stack != nil {
+		m.stack.mounted.Store(mnt)
+	}
+	m.log.Info("mount serving", "dir", mnt.Dir(), "passthrough", mnt.Passthrough())
 }
 
 func (m *Main) mountDir() string {

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/embedding/models"
+	"github.com/semfs/semfs/fusefs"
 	"github.com/semfs/semfs/hostfs"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/postgres"
@@ -37,6 +39,8 @@ type stack struct {
 	kicks   map[string]*time.Timer // per space: wakes its worker once saves pause
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+
+	mounted atomic.Pointer[fusefs.Server] // told of changes behind the mount
 }
 
 // checkModels loads the compiled-in models and checks each one. A failure

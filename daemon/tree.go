@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/fusefs"
 	"github.com/semfs/semfs/meta"
 )
 
@@ -15,7 +16,7 @@ import (
 // directory first, so writes a crashed daemon acknowledged but did not index
 // are indexed now and rows of vanished files are dropped.
 func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) {
-	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick})
+	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick, Changed: s.notifyMount})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: metadata layer: %w", err)
 	}
@@ -29,4 +30,25 @@ func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) 
 		"updated", rep.Updated, "removed", rep.Removed, "took", time.Since(start).Round(time.Millisecond))
 	s.meta = m
 	return m, nil
+}
+
+// notifyMount tells the mount, if any, of a change made through the
+// socket, HTTP or MCP, so that the kernel drops what it cached for the
+// paths involved before the call that made the change returns. Changes
+// made through the mount itself need no word: the kernel made them.
+func (s *stack) notifyMount(ctx context.Context, c meta.Change) {
+	mnt := s.mounted.Load()
+	if mnt == nil || fusefs.FromMount(ctx) {
+		return
+	}
+	switch c.Op {
+	case meta.ChangeWrite:
+		mnt.Written(c.Path)
+	case meta.ChangeReplace:
+		mnt.Replaced(c.Path)
+	case meta.ChangeRemove:
+		mnt.Removed(c.Path)
+	case meta.ChangeRename:
+		mnt.Renamed(c.Path, c.To)
+	}
 }

@@ -5,9 +5,13 @@
 //
 // The kernel's inode tree holds no data: every request is answered from the
 // semfs.FS by path, so a FORGET that drops an inode loses nothing. Inode
-// numbers are stable per path for the life of a Server: the first lookup of a
-// path allocates a number, rename moves it with the file, and unlink or a
-// rename over the path frees it. A node finds its path in that table by its
+// numbers are stable per path while the kernel holds the inode: the first
+// lookup of a path allocates a number, rename moves it with the file,
+// unlink or a rename over the path frees it, and so does the kernel
+// forgetting the inode (the next lookup allocates a new one). Numbers that
+// READDIR handed out for entries never looked up are swept when the table
+// has doubled, so the table follows what the kernel caches rather than
+// every path ever listed. A node finds its path in that table by its
 // number, and renames and removals change the FS and the table under one
 // lock that every path-resolving request takes too, so a node never
 // resolves to another file's path. A request on a node whose file was
@@ -45,13 +49,39 @@
 // modification time when the tree implements [ChtimesFS] and is otherwise
 // ignored. Files are reported as owned by [Options.UID]/[Options.GID].
 //
+// # Passthrough
+//
+// A file whose open handle has a host descriptor ([semfs.Fder]: hostfs
+// files, through the layers that forward it) is opened with
+// FOPEN_PASSTHROUGH: the kernel reads and writes the host file itself and
+// the server sees only open, close and the namespace operations. A layer
+// that must know whether a file was written therefore treats a writable
+// handle whose descriptor was taken as written (the metadata layer re-reads
+// and indexes it at close). Registering the descriptor needs CAP_SYS_ADMIN
+// and Linux 6.9 or later; the mount checks once that it can
+// ([Server.Passthrough]) and otherwise serves every read and write itself,
+// as it does with [Options.NoPassthrough]. A daemon that drops its
+// capabilities after mounting therefore serves through itself.
+//
+// The kernel requires all opens of one inode to be passthrough while one
+// is: a handle without a descriptor opened then is refused with ETXTBSY.
+// hostfs in Overlay mode hands out no descriptors for that reason; trees
+// that mix (the access layer's quota-checked writers) should be mounted with
+// NoPassthrough.
+//
 // # Caching
 //
 // The kernel caches attributes and names for [Options.AttrTimeout] (1 s by
-// default). Every open drops the file's page cache (no FOPEN_KEEP_CACHE), so
-// changes made behind the mount (through the control socket, say) are seen
-// on the next open: keeping the cache when size and modification time were
-// unchanged served stale pages under concurrent renames.
+// default). Without [Options.KeepCache] every open drops the file's page
+// cache, so that changes made behind the mount are seen on the next open.
+// With it pages stay across opens, which is right when every change behind
+// the mount is reported: [Server.Written], [Server.Replaced],
+// [Server.Removed] and [Server.Renamed] update the inode table and tell the
+// kernel to drop the file's pages and attributes or the name's entry, so
+// the change is visible through the mount when the call returns. A file
+// replaced whole gets a new number: handles open on the old one keep
+// reading the old bytes, as on a local file system. Changes made through
+// the mount need no report; [FromMount] tells a change's context apart.
 // Directories are listed with plain READDIR, so ls and find stat only what
 // they need.
 //

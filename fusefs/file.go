@@ -17,9 +17,11 @@ import (
 // handle is an open file: ro for read-only opens through FS.Open, rw for
 // every open that may write, through OpenFileFS.
 type handle struct {
-	t  *tree
-	ro fs.File
-	rw semfs.RWFile
+	t    *tree
+	ro   fs.File
+	rw   semfs.RWFile
+	ino  uint64
+	mode ioMode // how the kernel serves it (see tree.opened)
 
 	mu  sync.Mutex // serialises reads of an ro file without ReadAt
 	pos int64
@@ -33,6 +35,47 @@ var (
 	_ gofs.FileReleaser  = (*handle)(nil)
 	_ gofs.FileAllocater = (*handle)(nil)
 )
+
+// ioMode is how the kernel serves an open file.
+type ioMode int
+
+const (
+	ioCached      ioMode = iota + 1 // through the page cache
+	ioPassthrough                   // by the kernel on the host descriptor
+)
+
+// ptHandle is a handle the kernel serves by passthrough. It is a type of
+// its own because go-fuse gives passthrough to every handle implementing
+// FilePassthroughFder once one handle of the inode registered a backing
+// file.
+type ptHandle struct {
+	*handle
+	fd int
+}
+
+var _ gofs.FilePassthroughFder = (*ptHandle)(nil)
+
+// PassthroughFd implements gofs.FilePassthroughFder.
+func (h *ptHandle) PassthroughFd() (int, bool) { return h.fd, true }
+
+// asHandle returns the handle behind f, or nil when f is none of ours.
+func asHandle(f gofs.FileHandle) *handle {
+	switch h := f.(type) {
+	case *handle:
+		return h
+	case *ptHandle:
+		return h.handle
+	}
+	return nil
+}
+
+// file is the open file of the tree.
+func (h *handle) file() fs.File {
+	if h.rw != nil {
+		return h.rw
+	}
+	return h.ro
+}
 
 func (h *handle) stat() (fs.FileInfo, error) {
 	if h.rw != nil {
@@ -110,10 +153,9 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 }
 
 func (h *handle) Release(ctx context.Context) syscall.Errno {
-	if h.rw != nil {
-		return h.t.errno(h.rw.Close())
-	}
-	return h.t.errno(h.ro.Close())
+	err := h.file().Close()
+	h.t.closed(h)
+	return h.t.errno(err)
 }
 
 // falloc mode bits from fallocate(2).

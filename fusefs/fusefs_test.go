@@ -73,6 +73,26 @@ func TestPosix(t *testing.T) {
 	}
 }
 
+// TestPosixHost runs posixtest through a mount of a host tree, the daemon's
+// default: files are read and written by passthrough where the kernel
+// allows it, and pages are kept across opens.
+func TestPosixHost(t *testing.T) {
+	for name, fn := range posixtest.All {
+		t.Run(name, func(t *testing.T) {
+			if why, skip := posixSkips[name]; skip {
+				t.Skip(why)
+			}
+			h, err := hostfs.Open(t.TempDir(), hostfs.ReadWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			dir := mount(t, h, fusefs.Options{KeepCache: true})
+			fn(t, dir)
+		})
+	}
+}
+
 // TestConformance runs the project's conformance suite through the mount:
 // memfs is mounted once, and each case gets a fresh directory of the mount
 // opened as a host tree.

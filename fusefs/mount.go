@@ -45,6 +45,19 @@ type Options struct {
 	WriteBack bool
 	// AllowOther lets users other than the mounting one use the mount.
 	AllowOther bool
+	// NoPassthrough turns kernel FUSE passthrough off. By default a file
+	// whose handle has a host descriptor (semfs.Fder: hostfs files, through
+	// the layers that forward it) is read and written by the kernel
+	// directly, as far as the kernel allows it (Linux 6.9 or later, and the
+	// serving process holds CAP_SYS_ADMIN; otherwise every file is served
+	// through the daemon, as with this option).
+	NoPassthrough bool
+	// KeepCache keeps a file's pages in the kernel's cache across opens
+	// (FOPEN_KEEP_CACHE). Set it only when every change to the tree is made
+	// through this mount or reported to the Server (Server.Written and its
+	// siblings): a change made behind the mount and not reported would be
+	// read stale until the pages are evicted.
+	KeepCache bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
 	Logf func(format string, args ...any)
 	// Debug logs every FUSE request.
@@ -63,8 +76,13 @@ func (o Options) logf(format string, args ...any) {
 type Server struct {
 	dir   string
 	srv   *fuse.Server
+	t     *tree
 	magic bool // served on an inherited descriptor (ServeFD)
 }
+
+// Passthrough reports whether the kernel reads and writes files with a host
+// descriptor directly (see Options.NoPassthrough).
+func (s *Server) Passthrough() bool { return s.t.passthrough.Load() }
 
 // Dir is the mount point.
 func (s *Server) Dir() string { return s.dir }
@@ -166,11 +184,42 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 		GID:             opts.GID,
 		RootStableAttr:  &gofs.StableAttr{Ino: 1},
 	}
-	srv, err := gofs.Mount(mountPoint, &node{t: t}, fopts)
+	if opts.NoPassthrough {
+		fopts.DisabledCapabilities |= fuse.CAP_PASSTHROUGH
+	}
+	root := &node{t: t}
+	srv, err := gofs.Mount(mountPoint, root, fopts)
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mounting %s: %w (mounting needs /dev/fuse and either root (CAP_SYS_ADMIN) or fusermount3 from the fuse3 package)", dir, err)
 	}
-	return &Server{dir: dir, srv: srv, magic: mountPoint != dir}, nil
+	t.mu.Lock()
+	t.live[1] = root.EmbeddedInode()
+	t.mu.Unlock()
+	if !opts.NoPassthrough {
+		t.passthrough.Store(canPassthrough(srv))
+	}
+	return &Server{dir: dir, srv: srv, t: t, magic: mountPoint != dir}, nil
+}
+
+// canPassthrough reports whether srv can register backing files with the
+// kernel, which is what passthrough needs: the kernel agreed to it at INIT
+// and this process holds CAP_SYS_ADMIN (a daemon that dropped its
+// capabilities cannot). It registers and unregisters the executable's
+// file. go-fuse falls back to serving reads and writes itself when a
+// registration fails; knowing it here keeps the mount from mixing
+// passthrough and cached opens of one file, which the kernel refuses.
+func canPassthrough(srv *fuse.Server) bool {
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	id, errno := srv.RegisterBackingFd(&fuse.BackingMap{Fd: int32(f.Fd())})
+	if errno != 0 {
+		return false
+	}
+	srv.UnregisterBackingFd(id)
+	return true
 }
 
 // Unmount unmounts the tree, detaching it lazily if it stays busy.

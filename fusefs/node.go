@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,7 +48,24 @@ type tree struct {
 	inos  map[string]inoEntry
 	paths map[uint64]string
 	next  uint64
+	// sweepAt is the table size at which numbers no kernel inode holds
+	// (handed out by READDIR only) are dropped.
+	sweepAt int
+	// live holds the go-fuse inode of every number the kernel knows,
+	// until it forgets it: what the change notifications address.
+	live map[uint64]*gofs.Inode
+	// modes counts the open handles of each number by I/O mode: the
+	// kernel refuses to open one inode in passthrough and cached mode at
+	// once.
+	modes map[uint64]*ioCount
+
+	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
 }
+
+type ioCount struct{ passthrough, cached int }
+
+// minSweep is the smallest table size at which unheld numbers are swept.
+const minSweep = 1 << 16
 
 type inoEntry struct {
 	ino  uint64
@@ -56,11 +74,14 @@ type inoEntry struct {
 
 func newTree(fsys semfs.FS, opts Options) *tree {
 	return &tree{
-		fsys:  fsys,
-		opts:  opts,
-		inos:  map[string]inoEntry{"/": {1, syscall.S_IFDIR}},
-		paths: map[uint64]string{1: "/"},
-		next:  2,
+		fsys:    fsys,
+		opts:    opts,
+		inos:    map[string]inoEntry{"/": {1, syscall.S_IFDIR}},
+		paths:   map[uint64]string{1: "/"},
+		next:    2,
+		sweepAt: minSweep,
+		live:    map[uint64]*gofs.Inode{},
+		modes:   map[uint64]*ioCount{},
 	}
 }
 
@@ -76,11 +97,131 @@ func (t *tree) ino(p string, mode uint32) uint64 {
 	if ok {
 		delete(t.paths, e.ino)
 	}
+	if len(t.inos) >= t.sweepAt {
+		t.sweep()
+	}
 	e = inoEntry{t.next, mode}
 	t.next++
 	t.inos[p] = e
 	t.paths[e.ino] = p
 	return e.ino
+}
+
+// sweep drops the numbers that no kernel inode holds: those READDIR handed
+// out for entries never looked up, and those of forgotten inodes. A path
+// swept and looked up later gets a new number. The caller holds t.mu.
+func (t *tree) sweep() {
+	for p, e := range t.inos {
+		if _, held := t.live[e.ino]; !held {
+			delete(t.inos, p)
+			delete(t.paths, e.ino)
+		}
+	}
+	t.sweepAt = max(minSweep, 2*len(t.inos))
+}
+
+// pin records in as the kernel's inode for number ino at path p, after
+// go-fuse returned it for a lookup or creation. If the number was dropped
+// since it was allocated (its previous inode was forgotten in between, or
+// a sweep ran), it is put back: the caller holds t.ns, so p still names
+// the file it named then.
+func (t *tree) pin(p string, ino uint64, mode uint32, in *gofs.Inode) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.live[ino] = in
+	if _, ok := t.paths[ino]; ok {
+		return
+	}
+	if _, taken := t.inos[p]; taken {
+		return // renumbered meanwhile; the kernel's next lookup finds it
+	}
+	t.inos[p] = inoEntry{ino, mode}
+	t.paths[ino] = p
+}
+
+// forgot drops number ino when the kernel forgot in, the inode holding it.
+func (t *tree) forgot(ino uint64, in *gofs.Inode) {
+	if ino == 1 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.live[ino] != in {
+		return // a newer inode holds the number
+	}
+	delete(t.live, ino)
+	if p, ok := t.paths[ino]; ok {
+		delete(t.paths, ino)
+		if t.inos[p].ino == ino {
+			delete(t.inos, p)
+		}
+	}
+}
+
+// opened decides how the kernel serves h, a new handle of number ino:
+// by passthrough when the file has a host descriptor and no cached handle
+// of the same file is open, else through the page cache (kept across opens
+// with Options.KeepCache). The kernel requires every open of an inode open
+// by passthrough to be by passthrough, to the same backing file; a handle
+// without a host descriptor cannot be, so it is refused with ETXTBSY
+// (h is closed) until the passthrough handles are closed. Trees whose
+// files have a descriptor on some opens and not on others (the access
+// layer's quota-checked writers) should be mounted with NoPassthrough.
+func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.Errno) {
+	h.ino = ino
+	if t.opts.NoPassthrough {
+		if t.opts.KeepCache {
+			return h, fuse.FOPEN_KEEP_CACHE, 0
+		}
+		return h, 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.modes[ino]
+	if c == nil {
+		c = &ioCount{}
+		t.modes[ino] = c
+	}
+	if c.cached == 0 && t.passthrough.Load() {
+		if fd, ok := semfs.HostFd(h.file()); ok {
+			c.passthrough++
+			h.mode = ioPassthrough
+			return &ptHandle{handle: h, fd: fd}, 0, 0
+		}
+	}
+	if c.passthrough > 0 {
+		h.file().Close()
+		t.opts.logf("fusefs: an open without a host descriptor refused while the file is open by passthrough (mount such trees with NoPassthrough)")
+		return nil, 0, syscall.ETXTBSY
+	}
+	c.cached++
+	h.mode = ioCached
+	if t.opts.KeepCache {
+		return h, fuse.FOPEN_KEEP_CACHE, 0
+	}
+	return h, 0, 0
+}
+
+// closed undoes opened when h is released.
+func (t *tree) closed(h *handle) {
+	if t.opts.NoPassthrough {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.modes[h.ino]
+	if c == nil {
+		return
+	}
+	switch h.mode {
+	case ioPassthrough:
+		c.passthrough--
+	case ioCached:
+		c.cached--
+	}
+	if c.passthrough == 0 && c.cached == 0 {
+		delete(t.modes, h.ino)
+	}
 }
 
 // pathOf returns the path numbered ino, or false once that file was
@@ -119,6 +260,17 @@ func (t *tree) mayBeDir(p string) bool {
 	return !ok || e.mode == syscall.S_IFDIR
 }
 
+// mountKey marks the context of a request that came through the mount.
+type mountKey struct{}
+
+// FromMount reports whether ctx is the context of a request made through a
+// mount: a change it made needs no notification to the kernel, which made
+// it.
+func FromMount(ctx context.Context) bool {
+	v, _ := ctx.Value(mountKey{}).(bool)
+	return v
+}
+
 // forget drops the numbers of p and, for a directory, everything below it.
 func (t *tree) forget(p string, dir bool) {
 	t.mu.Lock()
@@ -131,6 +283,11 @@ func (t *tree) forget(p string, dir bool) {
 func (t *tree) move(oldp, newp string, dir bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.moveLocked(oldp, newp, dir)
+}
+
+// moveLocked is move with t.mu held.
+func (t *tree) moveLocked(oldp, newp string, dir bool) {
 	t.drop(newp, dir)
 	set := func(k string, e inoEntry) {
 		delete(t.inos, k)
@@ -162,7 +319,7 @@ func (t *tree) move(oldp, newp string, dir bool) {
 // answers EINTR, which rename(2), close(2) and most callers do not retry.
 // libfuse ignores interrupts by default for the same reason.
 func (t *tree) ctx(ctx context.Context) context.Context {
-	ctx = context.WithoutCancel(ctx)
+	ctx = context.WithValue(context.WithoutCancel(ctx), mountKey{}, true)
 	var pid, uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
 		pid, uid, gid = c.Pid, c.Uid, c.Gid
@@ -218,20 +375,27 @@ type node struct {
 }
 
 var (
-	_ gofs.NodeLookuper  = (*node)(nil)
-	_ gofs.NodeGetattrer = (*node)(nil)
-	_ gofs.NodeSetattrer = (*node)(nil)
-	_ gofs.NodeReaddirer = (*node)(nil)
-	_ gofs.NodeOpener    = (*node)(nil)
-	_ gofs.NodeCreater   = (*node)(nil)
-	_ gofs.NodeMkdirer   = (*node)(nil)
-	_ gofs.NodeUnlinker  = (*node)(nil)
-	_ gofs.NodeRmdirer   = (*node)(nil)
-	_ gofs.NodeRenamer   = (*node)(nil)
-	_ gofs.NodeStatfser  = (*node)(nil)
-	_ gofs.NodeAccesser  = (*node)(nil)
-	_ gofs.NodeFsyncer   = (*node)(nil)
+	_ gofs.NodeLookuper    = (*node)(nil)
+	_ gofs.NodeGetattrer   = (*node)(nil)
+	_ gofs.NodeSetattrer   = (*node)(nil)
+	_ gofs.NodeReaddirer   = (*node)(nil)
+	_ gofs.NodeOpener      = (*node)(nil)
+	_ gofs.NodeCreater     = (*node)(nil)
+	_ gofs.NodeMkdirer     = (*node)(nil)
+	_ gofs.NodeUnlinker    = (*node)(nil)
+	_ gofs.NodeRmdirer     = (*node)(nil)
+	_ gofs.NodeRenamer     = (*node)(nil)
+	_ gofs.NodeStatfser    = (*node)(nil)
+	_ gofs.NodeAccesser    = (*node)(nil)
+	_ gofs.NodeFsyncer     = (*node)(nil)
+	_ gofs.NodeOnForgetter = (*node)(nil)
 )
+
+// OnForget drops the node's number once the kernel forgot it, so that the
+// table holds the paths the kernel knows rather than every path ever seen.
+func (n *node) OnForget() {
+	n.t.forgot(n.StableAttr().Ino, n.EmbeddedInode())
+}
 
 // path returns the node's tree path, or false when the file the node stands
 // for was removed or renamed over (it is reachable only through open
@@ -259,7 +423,9 @@ func (n *node) newChild(ctx context.Context, p string, info fs.FileInfo, out *fu
 	mode := fileType(info)
 	ino := n.t.ino(p, mode)
 	n.t.fillAttr(&out.Attr, info, ino)
-	return n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
+	in := n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
+	n.t.pin(p, ino, mode, in)
+	return in
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -291,8 +457,8 @@ func (n *node) getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 		// Removed or renamed over but open: answer from the handle, with
 		// no links left. Without a handle the kernel's name for the node
 		// is stale; ESTALE makes it look the name up again.
-		h, isHandle := f.(*handle)
-		if !isHandle {
+		h := asHandle(f)
+		if h == nil {
 			return syscall.ESTALE
 		}
 		info, err := h.stat()
@@ -317,7 +483,7 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 	defer n.t.ns.RUnlock()
 	p, ok := n.path()
 	if size, set := in.GetSize(); set {
-		if h, isHandle := f.(*handle); isHandle && h.rw != nil {
+		if h := asHandle(f); h != nil && h.rw != nil {
 			if err := h.rw.Truncate(int64(size)); err != nil {
 				return n.t.errno(err)
 			}
@@ -407,16 +573,13 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		if err != nil {
 			return nil, 0, n.t.errno(err)
 		}
-		// No FOPEN_KEEP_CACHE: an equal size and modification time do not
-		// prove equal contents (a file can be rewritten behind the mount
-		// within one clock tick).
-		return &handle{t: n.t, ro: f}, 0, 0
+		return n.t.opened(n.StableAttr().Ino, &handle{t: n.t, ro: f})
 	}
 	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)&^syscall.O_CREAT, 0)
 	if err != nil {
 		return nil, 0, n.t.errno(err)
 	}
-	return &handle{t: n.t, rw: rw}, 0, 0
+	return n.t.opened(n.StableAttr().Ino, &handle{t: n.t, rw: rw})
 }
 
 // testHookOpen, when set by a test, runs at the start of every Open, with
@@ -446,7 +609,12 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		rw.Close()
 		return nil, nil, 0, n.t.errno(err)
 	}
-	return n.newChild(ctx, p, info, out), &handle{t: n.t, rw: rw}, 0, 0
+	in := n.newChild(ctx, p, info, out)
+	fh, fl, errno := n.t.opened(in.StableAttr().Ino, &handle{t: n.t, rw: rw})
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	return in, fh, fl, 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -563,7 +731,7 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 // sync: backends make their directory changes durable themselves (hostfs
 // fsyncs the parent on every change).
 func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
-	if h, ok := f.(*handle); ok {
+	if h := asHandle(f); h != nil {
 		return h.Fsync(ctx, flags)
 	}
 	return 0

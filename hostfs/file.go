@@ -13,6 +13,7 @@ type file struct {
 	f        *os.File
 	path     string
 	writable bool
+	hostFd   bool // HostFd hands out the descriptor
 }
 
 var _ semfs.RWFile = (*file)(nil)
@@ -64,3 +65,22 @@ func (h *file) Truncate(size int64) error {
 func (h *file) Sync() error { return mapErr("sync", h.path, h.f.Sync()) }
 
 func (h *file) Close() error { return mapErr("close", h.path, h.f.Close()) }
+
+var _ semfs.Fder = (*file)(nil)
+
+// HostFd implements semfs.Fder: the host file's own descriptor (not in
+// Overlay mode, where a path's bytes may move into memory).
+func (h *file) HostFd() (int, bool) {
+	if !h.hostFd {
+		return -1, false
+	}
+	var fd int
+	c, err := h.f.SyscallConn()
+	if err != nil {
+		return -1, false
+	}
+	if err := c.Control(func(d uintptr) { fd = int(d) }); err != nil {
+		return -1, false
+	}
+	return fd, true
+}

@@ -280,7 +280,10 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 		h.Close()
 		return nil, semfs.PathErr(op, p, semfs.ErrInvalid, detailNotFile)
 	}
-	return &file{f: h, path: p, writable: flag&(os.O_WRONLY|os.O_RDWR) != 0}, nil
+	// In Overlay mode a path's later opens may be overlay files, which have
+	// no descriptor: handing out the host's would let a front end mix the
+	// two for one file.
+	return &file{f: h, path: p, writable: flag&(os.O_WRONLY|os.O_RDWR) != 0, hostFd: f.ov == nil}, nil
 }
 
 // ReadFile reads the whole file name.

@@ -74,6 +74,40 @@ type Options struct {
 	// Deferred, if set, is called after a save left a vector of the named
 	// space for the drain worker, typically to Kick that worker.
 	Deferred func(space string)
+	// Changed, if set, is called after each change of the base's files
+	// made through the layer, with the context of the call that made it,
+	// before the index is updated — so that a front end caching the tree
+	// (the FUSE mount) can drop what it holds. It must not block.
+	Changed func(ctx context.Context, c Change)
+}
+
+// Change is one change of the base's files made through the layer.
+type Change struct {
+	Op   ChangeOp
+	Path string
+	To   string // the destination of a rename
+}
+
+// ChangeOp says what a Change did.
+type ChangeOp int
+
+const (
+	// ChangeWrite: the bytes of the file at Path changed in place (a file
+	// opened for writing was closed).
+	ChangeWrite ChangeOp = iota + 1
+	// ChangeReplace: WriteFile replaced the file at Path whole (hostfs
+	// writes a new host file and renames it over the old one).
+	ChangeReplace
+	// ChangeRemove: Path and anything below it are gone.
+	ChangeRemove
+	// ChangeRename: Path moved to To, replacing what To held.
+	ChangeRename
+)
+
+func (f *FS) changed(ctx context.Context, c Change) {
+	if f.opts.Changed != nil {
+		f.opts.Changed(ctx, c)
+	}
 }
 
 // FS is the metadata layer over a base FS.
@@ -215,6 +249,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	if err := semfs.WriteFile(ctx, f.base, p, data, perm); err != nil {
 		return err
 	}
+	f.changed(ctx, Change{Op: ChangeReplace, Path: p})
 	f.written(ctx, p, data, true)
 	return nil
 }
@@ -237,6 +272,8 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 		dirty: flag&(os.O_CREATE|os.O_TRUNC) != 0}, nil
 }
 
+var _ semfs.Fder = (*writeFile)(nil)
+
 // writeFile re-indexes its file on Close if it was written.
 type writeFile struct {
 	semfs.RWFile
@@ -256,6 +293,17 @@ func (w *writeFile) WriteAt(p []byte, off int64) (int, error) {
 }
 func (w *writeFile) Truncate(size int64) error { w.mark(); return w.RWFile.Truncate(size) }
 
+// HostFd implements semfs.Fder by forwarding the base file's descriptor.
+// Writes through it bypass this file, so handing it out marks the file
+// written: Close then re-reads and indexes it.
+func (w *writeFile) HostFd() (int, bool) {
+	fd, ok := semfs.HostFd(w.RWFile)
+	if ok {
+		w.mark()
+	}
+	return fd, ok
+}
+
 func (w *writeFile) Close() error {
 	err := w.RWFile.Close()
 	w.mu.Lock()
@@ -263,6 +311,7 @@ func (w *writeFile) Close() error {
 	w.dirty = false
 	w.mu.Unlock()
 	if err == nil && dirty {
+		w.f.changed(w.ctx, Change{Op: ChangeWrite, Path: w.path})
 		w.f.writtenBehind(w.ctx, w.path)
 	}
 	return err
@@ -277,6 +326,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := semfs.Remove(ctx, f.base, p); err != nil {
 		return err
 	}
+	f.changed(ctx, Change{Op: ChangeRemove, Path: p})
 	// Under f.mu, so that a close being committed (which checks the file
 	// is still there) cannot put the row back after this.
 	f.mu.Lock()
@@ -296,6 +346,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if err := semfs.RemoveAll(ctx, f.base, p); err != nil {
 		return err
 	}
+	f.changed(ctx, Change{Op: ChangeRemove, Path: p})
 	f.mu.Lock()
 	err = f.store.Remove(context.WithoutCancel(ctx), p, true)
 	f.mu.Unlock()
@@ -321,6 +372,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if o == n {
 		return nil
 	}
+	f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
 	err = f.store.Rename(ctx, o, n)

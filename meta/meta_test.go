@@ -33,6 +33,12 @@ func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
 func newFS(t testing.TB, base semfs.FS) (*meta.FS, *sqlite.Index) {
 	t.Helper()
+	return newFSOpts(t, base, nil)
+}
+
+// newFSOpts is newFS with the options edited by edit (if not nil).
+func newFSOpts(t testing.TB, base semfs.FS, edit func(*meta.Options)) (*meta.FS, *sqlite.Index) {
+	t.Helper()
 	if base == nil {
 		base = memfs.New()
 	}
@@ -41,7 +47,11 @@ func newFS(t testing.TB, base semfs.FS) (*meta.FS, *sqlite.Index) {
 		t.Fatal(err)
 	}
 	e := embeddingtest.New()
-	f, err := meta.New(base, ix, meta.Options{Spaces: embedding.Spaces{Tags: e, Content: e}, Logger: quiet})
+	opts := meta.Options{Spaces: embedding.Spaces{Tags: e, Content: e}, Logger: quiet}
+	if edit != nil {
+		edit(&opts)
+	}
+	f, err := meta.New(base, ix, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,12 @@ func wrapFile(m *mnt, path string, f fs.File) fs.File {
 	}
 }
 
+var (
+	_ semfs.Fder = (*roFile)(nil)
+	_ semfs.Fder = (*raFile)(nil)
+	_ semfs.Fder = (*rwFile)(nil)
+)
+
 type readAtSeeker interface {
 	fs.File
 	io.ReaderAt
@@ -48,7 +54,8 @@ func (f *roFile) Read(b []byte) (int, error) {
 	n, err := f.File.Read(b)
 	return n, fileErr(err, f.path)
 }
-func (f *roFile) Close() error { return fileErr(f.File.Close(), f.path) }
+func (f *roFile) HostFd() (int, bool) { return semfs.HostFd(f.File) }
+func (f *roFile) Close() error        { return fileErr(f.File.Close(), f.path) }
 func (f *roFile) Stat() (fs.FileInfo, error) {
 	info, err := f.File.Stat()
 	return info, fileErr(err, f.path)
@@ -71,7 +78,8 @@ func (f *raFile) Seek(off int64, whence int) (int64, error) {
 	n, err := f.readAtSeeker.Seek(off, whence)
 	return n, fileErr(err, f.path)
 }
-func (f *raFile) Close() error { return fileErr(f.readAtSeeker.Close(), f.path) }
+func (f *raFile) HostFd() (int, bool) { return semfs.HostFd(f.readAtSeeker) }
+func (f *raFile) Close() error        { return fileErr(f.readAtSeeker.Close(), f.path) }
 func (f *raFile) Stat() (fs.FileInfo, error) {
 	info, err := f.readAtSeeker.Stat()
 	return info, fileErr(err, f.path)
@@ -105,6 +113,10 @@ func (f *rwFile) Seek(off int64, whence int) (int64, error) {
 func (f *rwFile) Truncate(size int64) error { return fileErr(f.RWFile.Truncate(size), f.path) }
 func (f *rwFile) Sync() error               { return fileErr(f.RWFile.Sync(), f.path) }
 func (f *rwFile) Close() error              { return fileErr(f.RWFile.Close(), f.path) }
+
+// HostFd implements semfs.Fder: the wrapper only renames errors, which
+// reads and writes through the descriptor do not have.
+func (f *rwFile) HostFd() (int, bool) { return semfs.HostFd(f.RWFile) }
 func (f *rwFile) Stat() (fs.FileInfo, error) {
 	info, err := f.RWFile.Stat()
 	return info, fileErr(err, f.path)

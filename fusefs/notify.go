@@ -1,0 +1,116 @@
+package fusefs
+
+import (
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/semfs/semfs"
+)
+
+// Changes made behind the mount — through the same tree by the control
+// socket, HTTP or MCP — are reported to the Server with the methods below,
+// which update the inode table and tell the kernel to drop what it caches
+// for the paths involved: a file's pages and attributes, a name's entry.
+// With them the kernel may cache for long (Options.KeepCache, long
+// Options.AttrTimeout) and still read a change as soon as the call that
+// made it returned. Changes made through the mount need no report: the
+// kernel made them.
+//
+// The methods must not be called from a request of this mount (the
+// kernel may wait on that request before it takes the notification).
+
+// Written reports that the bytes of the file at p changed in place.
+func (s *Server) Written(p string) {
+	t := s.t
+	if in := t.inode(p); in != nil {
+		notifyErr(t, "content", p, in.NotifyContent(0, 0))
+	}
+}
+
+// Replaced reports that a new file stands at p (written whole to a
+// temporary file and renamed over p, as hostfs does): p gets a new number,
+// so that the kernel looks it up again, and handles open on the old file
+// keep reading the old bytes, as on a local file system.
+func (s *Server) Replaced(p string) {
+	s.changed(p, "", func(t *tree) { t.dropFile(p) })
+}
+
+// Removed reports that p, and anything below it, is gone.
+func (s *Server) Removed(p string) {
+	s.changed(p, "", func(t *tree) {
+		e, ok := t.inos[p]
+		t.drop(p, !ok || e.mode == syscall.S_IFDIR)
+	})
+}
+
+// Renamed reports that oldp moved to newp, replacing what newp held.
+func (s *Server) Renamed(oldp, newp string) {
+	if oldp == newp {
+		return
+	}
+	s.changed(oldp, newp, func(t *tree) {
+		dir := true
+		if e, ok := t.inos[oldp]; ok {
+			dir = e.mode == syscall.S_IFDIR
+		}
+		t.moveLocked(oldp, newp, dir)
+	})
+}
+
+// changed applies update to the table under the namespace lock (so that
+// no request resolves a path halfway through), then, with no lock held,
+// invalidates the kernel's entries for the names p and q (q may be empty)
+// and the attributes of their directories.
+func (s *Server) changed(p, q string, update func(t *tree)) {
+	t := s.t
+	t.ns.Lock()
+	var parents [2]*gofs.Inode
+	names := [2]string{p, q}
+	t.mu.Lock()
+	for i, name := range names {
+		if name != "" && name != "/" {
+			dir, _ := semfs.Split(name)
+			if e, ok := t.inos[dir]; ok {
+				parents[i] = t.live[e.ino]
+			}
+		}
+	}
+	update(t)
+	t.mu.Unlock()
+	t.ns.Unlock()
+	for i, name := range names {
+		if parents[i] == nil {
+			continue
+		}
+		_, base := semfs.Split(name)
+		notifyErr(t, "entry", name, parents[i].NotifyEntry(base))
+		notifyErr(t, "directory attributes", name, parents[i].NotifyContent(-1, 0))
+	}
+}
+
+// notifyErr logs a failed notification. ENOENT means the kernel holds no
+// such inode or name, which is nothing to invalidate.
+func notifyErr(t *tree, what, p string, errno syscall.Errno) {
+	if errno != 0 && errno != syscall.ENOENT {
+		t.opts.logf("fusefs: invalidating the kernel's %s of %s: %v", what, p, errno)
+	}
+}
+
+// inode returns the kernel's inode for p, or nil if it has none.
+func (t *tree) inode(p string) *gofs.Inode {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.inos[p]; ok {
+		return t.live[e.ino]
+	}
+	return nil
+}
+
+// dropFile drops the number of p if p is numbered as a file. The caller
+// holds t.mu.
+func (t *tree) dropFile(p string) {
+	if e, ok := t.inos[p]; ok && e.mode == syscall.S_IFREG {
+		t.drop(p, false)
+	}
+}
