@@ -18,11 +18,17 @@ import (
 // are neither letters nor decimal digits in Go never reach this function
 // from index.IndexText and are treated as separators.
 func Analyze(text string, emit func(term []byte)) {
+	words(text, func(w []byte) { emit(Stem(w)) })
+}
+
+// words calls emit with each folded, unstemmed word of text (Analyze
+// stems them); emit may change the slice but not keep it.
+func words(text string, emit func(w []byte)) {
 	var buf [128]byte
 	tok := buf[:0]
 	flush := func() {
 		if len(tok) > 0 {
-			emit(Stem(tok))
+			emit(tok)
 			tok = buf[:0]
 		}
 	}
@@ -51,6 +57,101 @@ func Analyze(text string, emit func(term []byte)) {
 		}
 	}
 	flush()
+}
+
+// Analyzer is Analyze with a cache of stems: source code and prose repeat
+// their words, and stemming is most of the cost of analysis. It numbers
+// the distinct terms it has seen, so that counting a document's terms
+// (TextDoc) costs one map lookup per word. An Analyzer is not safe for
+// concurrent use.
+type Analyzer struct {
+	words map[string]int32 // folded word → term number
+	ids   map[string]int32 // term → term number
+	terms []string         // term number → term
+
+	tf   []TF    // per term number: frequencies in the current document
+	seen []int32 // term numbers of the current document
+}
+
+// maxStems bounds an Analyzer's cache; it starts over when full (TextDoc
+// only between documents).
+const maxStems = 1 << 16
+
+// reset empties the cache when it is full (or was never made).
+func (a *Analyzer) reset() {
+	if a.words != nil && len(a.words) < maxStems {
+		return
+	}
+	a.words = make(map[string]int32, 1024)
+	a.ids = make(map[string]int32, 1024)
+	a.terms, a.tf = a.terms[:0], a.tf[:0]
+}
+
+// termID returns the number of term t.
+func (a *Analyzer) termID(t string) int32 {
+	id, ok := a.ids[t]
+	if !ok {
+		id = int32(len(a.terms))
+		a.ids[t] = id
+		a.terms = append(a.terms, t)
+		a.tf = append(a.tf, TF{})
+	}
+	return id
+}
+
+// wordID returns the number of the term of folded word w.
+func (a *Analyzer) wordID(w []byte) int32 {
+	if id, ok := a.words[string(w)]; ok {
+		return id
+	}
+	word := string(w)
+	t := string(Stem(w))
+	if t == word {
+		t = word
+	}
+	id := a.termID(t)
+	a.words[word] = id
+	return id
+}
+
+// Each calls emit with each term of text, as Analyze does.
+func (a *Analyzer) Each(text string, emit func(term string)) {
+	words(text, func(w []byte) {
+		a.reset()
+		emit(a.terms[a.wordID(w)])
+	})
+}
+
+// TextDoc is the package's TextDoc through a's cache.
+func (a *Analyzer) TextDoc(pathTerms []string, body string) Doc {
+	a.reset()
+	a.seen = a.seen[:0]
+	for _, t := range pathTerms {
+		id := a.termID(t)
+		tf := &a.tf[id]
+		if *tf == (TF{}) {
+			a.seen = append(a.seen, id)
+		}
+		if tf.Path < 1<<16-1 {
+			tf.Path++
+		}
+	}
+	var n uint32
+	words(body, func(w []byte) {
+		id := a.wordID(w)
+		tf := &a.tf[id]
+		if *tf == (TF{}) {
+			a.seen = append(a.seen, id)
+		}
+		tf.Body++
+		n++
+	})
+	d := Doc{Terms: make([]TermTF, len(a.seen)), PathLen: uint32(len(pathTerms)), BodyLen: n}
+	for i, id := range a.seen {
+		d.Terms[i] = TermTF{a.terms[id], a.tf[id]}
+		a.tf[id] = TF{}
+	}
+	return d
 }
 
 // Terms returns the terms of text (see Analyze) as strings.

@@ -1,5 +1,7 @@
 package postings
 
+import "slices"
+
 // Stem applies the Porter stemming algorithm (M.F. Porter, "An algorithm
 // for suffix stripping", Program 14(3), 1980, in the revision Porter
 // published with his reference implementation: "bli" → "ble" and
@@ -26,33 +28,49 @@ type stemmer struct {
 	b []byte
 }
 
-// cons reports whether b[i] is a consonant: not a, e, i, o, u, and not a
-// y that follows a consonant.
-func cons(b []byte, i int) bool {
-	switch b[i] {
-	case 'a', 'e', 'i', 'o', 'u':
-		return false
-	case 'y':
-		return i == 0 || !cons(b, i-1)
+// consMask has bit i set when b[i] is a consonant: not a, e, i, o, u,
+// and not a y that follows a consonant. A byte's status depends only on
+// the bytes before it, so the mask of a word serves every prefix of it.
+// Words are at most 64 bytes (see Stem).
+func consMask(b []byte) uint64 {
+	var m uint64
+	prev := false
+	for i, c := range b {
+		var cons bool
+		switch c {
+		case 'a', 'e', 'i', 'o', 'u':
+			cons = false
+		case 'y':
+			cons = i == 0 || !prev
+		default:
+			cons = true
+		}
+		if cons {
+			m |= 1 << i
+		}
+		prev = cons
 	}
-	return true
+	return m
 }
+
+func cons(b []byte, i int) bool { return consMask(b[:i+1])&(1<<i) != 0 }
 
 // measure is m of the stem b: the number of vowel-consonant sequences in
 // [C](VC)^m[V].
 func measure(b []byte) int {
+	m := consMask(b)
 	n, i := 0, 0
-	for i < len(b) && cons(b, i) {
+	for i < len(b) && m&(1<<i) != 0 {
 		i++
 	}
 	for i < len(b) {
-		for i < len(b) && !cons(b, i) {
+		for i < len(b) && m&(1<<i) == 0 {
 			i++
 		}
 		if i == len(b) {
 			break
 		}
-		for i < len(b) && cons(b, i) {
+		for i < len(b) && m&(1<<i) != 0 {
 			i++
 		}
 		n++
@@ -61,25 +79,25 @@ func measure(b []byte) int {
 }
 
 func hasVowel(b []byte) bool {
-	for i := range b {
-		if !cons(b, i) {
-			return true
-		}
-	}
-	return false
+	m := consMask(b)
+	return m != 1<<len(b)-1
 }
 
 // doubleCons reports whether b ends with two equal consonants.
 func doubleCons(b []byte) bool {
 	n := len(b)
-	return n >= 2 && b[n-1] == b[n-2] && cons(b, n-1)
+	return n >= 2 && b[n-1] == b[n-2] && consMask(b)&(1<<(n-1)) != 0
 }
 
 // cvc reports whether b ends consonant-vowel-consonant with the last
 // consonant not w, x or y (the *o condition).
 func cvc(b []byte) bool {
 	n := len(b)
-	if n < 3 || !cons(b, n-1) || cons(b, n-2) || !cons(b, n-3) {
+	if n < 3 {
+		return false
+	}
+	m := consMask(b)
+	if m>>(n-3)&7 != 0b101 {
 		return false
 	}
 	c := b[n-1]
@@ -167,13 +185,36 @@ var step4Rules = []rule{
 	{"ous", ""}, {"ive", ""}, {"ize", ""},
 }
 
-func (s *stemmer) step2() { s.applyLongest(step2Rules, 0) }
-func (s *stemmer) step3() { s.applyLongest(step3Rules, 0) }
+// ruleTable holds rules by the last byte of their suffix, longest suffix
+// first, so that the first rule whose suffix ends a word is the longest
+// one (the paper's rule for choosing among matching suffixes).
+type ruleTable [256][]rule
+
+func newRuleTable(rules []rule) *ruleTable {
+	var t ruleTable
+	for _, r := range rules {
+		c := r.suf[len(r.suf)-1]
+		t[c] = append(t[c], r)
+	}
+	for i := range t {
+		slices.SortStableFunc(t[i], func(a, b rule) int { return len(b.suf) - len(a.suf) })
+	}
+	return &t
+}
+
+var (
+	step2Table = newRuleTable(step2Rules)
+	step3Table = newRuleTable(step3Rules)
+	step4Table = newRuleTable(step4Rules)
+)
+
+func (s *stemmer) step2() { s.applyLongest(step2Table, 0) }
+func (s *stemmer) step3() { s.applyLongest(step3Table, 0) }
 
 // step4 removes a suffix when the measure of the rest is above 1; "ion"
 // only after s or t.
 func (s *stemmer) step4() {
-	r, ok := s.longest(step4Rules)
+	r, ok := s.longest(step4Table)
 	if !ok {
 		return
 	}
@@ -189,21 +230,18 @@ func (s *stemmer) step4() {
 	s.replace(len(r.suf), r.to)
 }
 
-// longest returns the rule with the longest suffix ending the word: the
-// paper's rule that of several matching suffixes the longest decides.
-func (s *stemmer) longest(rules []rule) (rule, bool) {
-	var best rule
-	ok := false
-	for _, r := range rules {
-		if s.ends(r.suf) && (!ok || len(r.suf) > len(best.suf)) {
-			best, ok = r, true
+// longest returns the rule with the longest suffix ending the word.
+func (s *stemmer) longest(t *ruleTable) (rule, bool) {
+	for _, r := range t[s.b[len(s.b)-1]] {
+		if s.ends(r.suf) {
+			return r, true
 		}
 	}
-	return best, ok
+	return rule{}, false
 }
 
-func (s *stemmer) applyLongest(rules []rule, min int) {
-	if r, ok := s.longest(rules); ok && measure(s.stem(len(r.suf))) > min {
+func (s *stemmer) applyLongest(t *ruleTable, min int) {
+	if r, ok := s.longest(t); ok && measure(s.stem(len(r.suf))) > min {
 		s.replace(len(r.suf), r.to)
 	}
 }
@@ -215,7 +253,7 @@ func (s *stemmer) step5() {
 			s.b = rest
 		}
 	}
-	if measure(s.b) > 1 && doubleCons(s.b) && s.b[len(s.b)-1] == 'l' {
+	if s.b[len(s.b)-1] == 'l' && doubleCons(s.b) && measure(s.b) > 1 {
 		s.b = s.b[:len(s.b)-1]
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/semfs/semfs/index"
@@ -18,16 +19,20 @@ type doc struct {
 }
 
 func (d doc) textDoc() Doc {
-	out := Doc{Terms: map[string]TF{}, PathLen: uint32(len(d.path)), BodyLen: uint32(len(d.body))}
+	tfs := map[string]TF{}
 	for _, t := range d.path {
-		tf := out.Terms[t]
+		tf := tfs[t]
 		tf.Path++
-		out.Terms[t] = tf
+		tfs[t] = tf
 	}
 	for _, t := range d.body {
-		tf := out.Terms[t]
+		tf := tfs[t]
 		tf.Body++
-		out.Terms[t] = tf
+		tfs[t] = tf
+	}
+	out := Doc{PathLen: uint32(len(d.path)), BodyLen: uint32(len(d.body))}
+	for t, tf := range tfs {
+		out.Terms = append(out.Terms, TermTF{t, tf})
 	}
 	return out
 }
@@ -428,6 +433,52 @@ func TestStem(t *testing.T) {
 	} {
 		if got := string(Stem([]byte(in))); got != want {
 			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// An Analyzer's cached stems give Analyze's terms, also after its cache
+// starts over.
+func TestAnalyzerEqualsAnalyze(t *testing.T) {
+	var words []string
+	for i := range 3 * maxStems / 2 {
+		words = append(words, fmt.Sprintf("connections%d hopping generalizations x%dies", i%(maxStems+7), i))
+	}
+	text := strings.Join(words, " ")
+	var a Analyzer
+	for round := range 2 {
+		var got []string
+		a.Each(text, func(t string) { got = append(got, t) })
+		if want := Terms(text); !slices.Equal(got, want) {
+			t.Fatalf("round %d: Analyzer and Analyze differ (%d vs %d terms)", round, len(got), len(want))
+		}
+	}
+	if len(a.words) > maxStems {
+		t.Fatalf("cache holds %d words", len(a.words))
+	}
+}
+
+// TextDoc counts each term once per document with its frequency in each
+// field, however many words stem to it.
+func TestTextDoc(t *testing.T) {
+	var a Analyzer
+	for range 2 {
+		d := a.TextDoc(Terms("connect notes"), "connections connected connect notes x")
+		got := map[string]TF{}
+		for _, tt := range d.Terms {
+			if _, dup := got[tt.Term]; dup {
+				t.Fatalf("term %q twice", tt.Term)
+			}
+			got[tt.Term] = tt.TF
+		}
+		want := map[string]TF{"connect": {1, 3}, "note": {1, 1}, "x": {0, 1}}
+		if len(got) != len(want) || d.PathLen != 2 || d.BodyLen != 5 {
+			t.Fatalf("doc %+v", d)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("%s: %+v, want %+v", k, got[k], v)
+			}
 		}
 	}
 }

@@ -93,28 +93,21 @@ type TF struct {
 
 // Doc is one analysed text document.
 type Doc struct {
-	Terms            map[string]TF
+	Terms            []TermTF // distinct terms
 	PathLen, BodyLen uint32
+}
+
+// TermTF is one term of a Doc.
+type TermTF struct {
+	Term string
+	TF
 }
 
 // TextDoc analyses a document whose path terms are pathTerms (Terms of the
 // path's index.IndexText) and whose body is an index.IndexText output.
 func TextDoc(pathTerms []string, body string) Doc {
-	d := Doc{Terms: make(map[string]TF, 64), PathLen: uint32(len(pathTerms))}
-	for _, t := range pathTerms {
-		tf := d.Terms[t]
-		if tf.Path < 1<<16-1 {
-			tf.Path++
-		}
-		d.Terms[t] = tf
-	}
-	Analyze(body, func(t []byte) {
-		d.BodyLen++
-		tf := d.Terms[string(t)]
-		tf.Body++
-		d.Terms[string(t)] = tf
-	})
-	return d
+	var a Analyzer
+	return a.TextDoc(pathTerms, body)
 }
 
 // Builder collects documents into a new Segment.
@@ -150,11 +143,11 @@ func (b *Builder) list(term string) *plist {
 
 // AddText adds a text document as the next local number.
 func (b *Builder) AddText(d Doc) {
-	for t, tf := range d.Terms {
-		p := b.list(t)
+	for _, t := range d.Terms {
+		p := b.list(t.Term)
 		p.docs = append(p.docs, b.n)
-		p.path = append(p.path, tf.Path)
-		p.body = append(p.body, tf.Body)
+		p.path = append(p.path, t.Path)
+		p.body = append(p.body, t.Body)
 	}
 	b.pathLen = append(b.pathLen, d.PathLen)
 	b.bodyLen = append(b.bodyLen, d.BodyLen)

@@ -135,7 +135,7 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 		tris []uint32       // distinct grep trigrams (index.GrepTrigrams)
 	}
 	ds := make([]derived, len(items))
-	one := func(i int) {
+	one := func(a *postings.Analyzer, i int) {
 		c := items[i].Content
 		if c == nil {
 			return
@@ -144,7 +144,7 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 		pathTerms := postings.Terms(index.IndexText(items[i].File.Path))
 		d.docs = make([]postings.Doc, len(c.Chunks))
 		for j, ch := range c.Chunks {
-			d.docs[j] = postings.TextDoc(pathTerms, index.IndexText(ch.Text))
+			d.docs[j] = a.TextDoc(pathTerms, index.IndexText(ch.Text))
 		}
 		if c.GrepOK {
 			index.GrepTrigrams(c.Grep, func(t uint32) { d.tris = append(d.tris, t) })
@@ -152,8 +152,9 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(items))
 	if workers <= 1 {
+		var a postings.Analyzer
 		for i := range items {
-			one(i)
+			one(&a, i)
 		}
 	} else {
 		var next atomic.Int64
@@ -162,8 +163,9 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var a postings.Analyzer
 				for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
-					one(i)
+					one(&a, i)
 				}
 			}()
 		}

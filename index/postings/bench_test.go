@@ -1,0 +1,48 @@
+package postings
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/semfs/semfs/index"
+)
+
+func benchText(b *testing.B) string {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return index.IndexText(string(src))
+}
+
+// BenchmarkAnalyze: terms of net/http/server.go (index.IndexText output).
+func BenchmarkAnalyze(b *testing.B) {
+	text := benchText(b)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Analyze(text, func([]byte) {})
+	}
+}
+
+// BenchmarkTextDoc: the same text as one document with a path.
+func BenchmarkTextDoc(b *testing.B) {
+	text := benchText(b)
+	path := Terms(index.IndexText("/src/net/http/server.go"))
+	b.SetBytes(int64(len(text)))
+	var a Analyzer
+	for b.Loop() {
+		a.TextDoc(path, text)
+	}
+}
+
+// BenchmarkAnalyzer: Analyze through an Analyzer's cache of stems.
+func BenchmarkAnalyzer(b *testing.B) {
+	text := benchText(b)
+	b.SetBytes(int64(len(text)))
+	var a Analyzer
+	for b.Loop() {
+		a.Each(text, func(string) {})
+	}
+}
