@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 )
 
-// Vectors is an in-memory vector space: one contiguous float32 matrix.
-// Nearest scans it exactly (on every core from parallelScan rows);
+// Vectors is an in-memory vector space: one contiguous float32 matrix and
+// an int8 copy of it (see quant.go). Nearest scans the int8 copy (on every
+// core from parallelScan rows) and compares in float32 only the rows that
+// could enter the answer, which is exactly the float32 scan's;
 // NearestApprox scans only the rows of the groups nearest to the query once
 // the space holds ApproxMin rows (see ivf.go). Safe for concurrent use.
 type Vectors struct {
@@ -18,6 +20,11 @@ type Vectors struct {
 	keys []string
 	pos  map[string]int
 	data []float32
+
+	stride int        // quantStride(dims)
+	codes  []int8     // row i is codes[i*stride:(i+1)*stride]
+	quant  []rowQuant // scale and bounds of each row
+	wild   int        // rows the quantized scan cannot bound (see wildRow)
 
 	groups   *ivf        // nil until built by NearestApprox
 	gen      uint64      // mutations so far (a group build checks it)
@@ -44,12 +51,15 @@ func (v *Vectors) Set(key string, vec []float32) {
 	if v.dims != len(vec) {
 		if len(v.keys) > 0 {
 			v.keys, v.data, v.pos = nil, nil, map[string]int{}
+			v.codes, v.quant, v.wild = nil, nil, 0
 		}
 		v.dims = len(vec)
+		v.stride = quantStride(len(vec))
 		v.groups = nil
 	}
 	if i, ok := v.pos[key]; ok {
 		copy(v.data[i*v.dims:(i+1)*v.dims], vec)
+		v.setQuant(i, quantizeRow(v.codes[i*v.stride:(i+1)*v.stride], vec))
 		if v.groups != nil {
 			v.groups.move(i, vec)
 		}
@@ -58,10 +68,24 @@ func (v *Vectors) Set(key string, vec []float32) {
 	v.appendLocked(key, vec)
 }
 
+// setQuant sets the bounds of row i, counting wild rows.
+func (v *Vectors) setQuant(i int, r rowQuant) {
+	if wildRow(v.quant[i]) {
+		v.wild--
+	}
+	if wildRow(r) {
+		v.wild++
+	}
+	v.quant[i] = r
+}
+
 func (v *Vectors) appendLocked(key string, vec []float32) {
 	v.pos[key] = len(v.keys)
 	v.keys = append(v.keys, key)
 	v.data = append(v.data, vec...)
+	v.codes = append(v.codes, make([]int8, v.stride)...)
+	v.quant = append(v.quant, rowQuant{})
+	v.setQuant(len(v.quant)-1, quantizeRow(v.codes[len(v.codes)-v.stride:], vec))
 	if v.groups != nil {
 		v.groups.add(len(v.keys)-1, vec)
 	}
@@ -110,6 +134,7 @@ func (v *Vectors) deleteLocked(key string) {
 	}
 	v.gen++
 	last := len(v.keys) - 1
+	v.setQuant(i, rowQuant{})
 	if v.groups != nil {
 		v.groups.swapDelete(i, last)
 	}
@@ -117,9 +142,13 @@ func (v *Vectors) deleteLocked(key string) {
 		v.keys[i] = v.keys[last]
 		v.pos[v.keys[i]] = i
 		copy(v.data[i*v.dims:(i+1)*v.dims], v.data[last*v.dims:(last+1)*v.dims])
+		copy(v.codes[i*v.stride:(i+1)*v.stride], v.codes[last*v.stride:(last+1)*v.stride])
+		v.quant[i] = v.quant[last] // counted once: row last goes away
 	}
 	v.keys = v.keys[:last]
 	v.data = v.data[:last*v.dims]
+	v.codes = v.codes[:last*v.stride]
+	v.quant = v.quant[:last]
 	delete(v.pos, key)
 }
 
@@ -167,6 +196,7 @@ func (v *Vectors) Reset() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.keys, v.data, v.pos, v.dims = nil, nil, map[string]int{}, 0
+	v.codes, v.quant, v.stride, v.wild = nil, nil, 0, 0
 	v.groups = nil
 	v.gen++
 }
@@ -186,9 +216,28 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 	}
 	heaps := make([]hitHeap, shards)
 	var wg sync.WaitGroup
-	for s := range shards {
-		lo, hi := n*s/shards, n*(s+1)/shards
-		wg.Go(func() { heaps[s] = v.scan(q, k, min, lo, hi) })
+	if qq, ok := v.prepareQuery(q); ok {
+		for s := range shards {
+			lo, hi := n*s/shards, n*(s+1)/shards
+			wg.Go(func() {
+				t := newQuantTop(&qq, k, min, hi-lo)
+				var buf [quantBlock]int32
+				for b := lo; b < hi; b += quantBlock {
+					e := b + quantBlock
+					if e > hi {
+						e = hi
+					}
+					dotsI8(qq.codes, v.codes[b*v.stride:e*v.stride], v.stride, buf[:e-b])
+					t.addRange(b, buf[:e-b], v.quant)
+				}
+				heaps[s] = v.rerank(t, q)
+			})
+		}
+	} else {
+		for s := range shards {
+			lo, hi := n*s/shards, n*(s+1)/shards
+			wg.Go(func() { heaps[s] = v.scan(q, k, min, lo, hi) })
+		}
 	}
 	wg.Wait()
 	h := &heaps[0]
@@ -237,9 +286,28 @@ func (v *Vectors) NearestApprox(q []float32, k int, min float32) []VecHit {
 	if n > 2*g.trained || 2*n < g.trained {
 		v.startBuild()
 	}
+	probed := g.probe(q, n, ApproxScan)
+	if qq, ok := v.prepareQuery(q); ok {
+		t := newQuantTop(&qq, k, min, n)
+		var buf [quantBlock]int32
+		for _, c := range probed {
+			rows := g.lists[c]
+			for len(rows) > 0 {
+				b := rows
+				if len(b) > quantBlock {
+					b = b[:quantBlock]
+				}
+				rows = rows[len(b):]
+				dotsI8Idx(qq.codes, v.codes, v.stride, b, buf[:len(b)])
+				t.addRows(b, buf[:len(b)], v.quant)
+			}
+		}
+		h := v.rerank(t, q)
+		return sorted(&h)
+	}
 	h := hitHeap{}
 	d := v.dims
-	for _, c := range g.probe(q, n, ApproxScan) {
+	for _, c := range probed {
 		for _, r := range g.lists[c] {
 			i := int(r)
 			s := dot(v.data[i*d:(i+1)*d], q)
@@ -325,6 +393,41 @@ func (v *Vectors) scan(q []float32, k int, min float32, lo, hi int) hitHeap {
 	for i := lo; i < hi; i++ {
 		s := dot(v.data[i*d:(i+1)*d], q)
 		h.offer(VecHit{v.keys[i], s}, k, min)
+	}
+	return h
+}
+
+// quantScan selects the quantized scan (benchmarks turn it off to compare).
+var quantScan = true
+
+// quantBlock is how many rows a quantized scan scores per kernel call.
+const quantBlock = 256
+
+// prepareQuery prepares q for a quantized scan of the space; it reports
+// false when the space must be scanned in float32: q is not finite or too
+// large, or the space holds a wild row (see quantNormMax).
+func (v *Vectors) prepareQuery(q []float32) (quantQuery, bool) {
+	if !quantScan || v.wild > 0 {
+		return quantQuery{}, false
+	}
+	qq, ok := prepareQuery(q, v.stride)
+	return qq, ok && qq.norm <= quantQueryMax
+}
+
+// rerank computes the float32 score of t's candidates that reach its final
+// floor and returns the best k of them with at least t's min as a heap.
+// It holds the same hits as scan's over the same rows: every row left out
+// is below min or ranks below k rows that reach min, and the order (by
+// similarity, then key) is total since no score is NaN.
+func (v *Vectors) rerank(t *quantTop, q []float32) hitHeap {
+	h := hitHeap{}
+	d := v.dims
+	for _, c := range t.cands {
+		if c.upper < t.floor {
+			continue
+		}
+		i := int(c.row)
+		h.offer(VecHit{v.keys[i], dot(v.data[i*d:(i+1)*d], q)}, t.k, t.min)
 	}
 	return h
 }
