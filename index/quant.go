@@ -193,15 +193,6 @@ const (
 // quantized scan bounds.
 func wildRow(r rowQuant) bool { return !(float64(r.norm) <= quantNormMax) }
 
-// upper returns an upper bound of the float32 dot product of the query with
-// a row of at most quantNormMax norm whose integer dot product with the
-// query codes is dot.
-func (qq *quantQuery) upper(dot int32, r *rowQuant) float64 {
-	a := float64(dot) * qq.scale * float64(r.scale)
-	b := float64(r.norm)*qq.perNorm + float64(r.err)*qq.perErr + math.Abs(a)*0x1p-50
-	return a + (b*(1+0x1p-20) + qq.abs)
-}
-
 // bounds returns a lower and an upper bound of the float32 dot product of
 // the query with a row whose integer dot product with the query codes is
 // dot; they are infinite when the float32 dot product could overflow.
@@ -251,24 +242,38 @@ func newQuantTop(qq *quantQuery, k int, min float32, rows int) *quantTop {
 // query codes are dots and whose bounds are quant[base:].
 func (t *quantTop) addRange(base int, dots []int32, quant []rowQuant) {
 	quant = quant[base : base+len(dots)]
+	// Most rows stop at the first test, so it works on locals: bounds'
+	// upper bound without the overflow test (quantTop's rows cannot
+	// overflow). A row whose upper bound is below the floor has a lower
+	// bound below it too, which cannot change lows: the floor is min until
+	// lows holds k, then at least lows[0].
+	scale, perNorm, perErr, abs := t.qq.scale, t.qq.perNorm, t.qq.perErr, t.qq.abs
+	floor := t.floor
 	for j, s := range dots {
-		// Most rows stop here. A row whose upper bound is below the floor
-		// has a lower bound below it too, which cannot change lows: the
-		// floor is min until lows holds k, then at least lows[0].
-		if t.qq.upper(s, &quant[j]) < t.floor {
+		r := &quant[j]
+		a := float64(s) * scale * float64(r.scale)
+		b := float64(r.norm)*perNorm + float64(r.err)*perErr + math.Abs(a)*0x1p-50
+		if a+(b*(1+0x1p-20)+abs) < floor {
 			continue
 		}
-		t.add(int32(base+j), s, quant[j])
+		t.add(int32(base+j), s, *r)
+		floor = t.floor
 	}
 }
 
 // addRows is addRange for the rows numbered rows.
 func (t *quantTop) addRows(rows []int32, dots []int32, quant []rowQuant) {
-	for j, r := range rows[:len(dots)] {
-		if t.qq.upper(dots[j], &quant[r]) < t.floor {
+	scale, perNorm, perErr, abs := t.qq.scale, t.qq.perNorm, t.qq.perErr, t.qq.abs
+	floor := t.floor
+	for j, row := range rows[:len(dots)] {
+		r := &quant[row]
+		a := float64(dots[j]) * scale * float64(r.scale)
+		b := float64(r.norm)*perNorm + float64(r.err)*perErr + math.Abs(a)*0x1p-50
+		if a+(b*(1+0x1p-20)+abs) < floor {
 			continue
 		}
-		t.add(r, dots[j], quant[r])
+		t.add(row, dots[j], *r)
+		floor = t.floor
 	}
 }
 

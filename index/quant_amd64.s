@@ -1,113 +1,169 @@
 #include "textflag.h"
 
 // Both kernels compute, per row, the dot product of stride (a multiple of
-// 16) int8 codes with the int16 query codes: 32 codes a step into two
-// accumulators of eight int32 lanes, 16 for the last step when stride is an
-// odd multiple of 16, then a horizontal sum. The int32 lanes cannot
-// overflow: the caller keeps 127·stride·max|q| below 2^31.
+// 16) int8 codes with the int16 query codes: VPMOVSXBW widens 16 codes to
+// int16, VPMADDWD multiplies them with 16 query codes and adds pairs into
+// eight int32 lanes. Four rows go at once, sharing each query load, and
+// their lanes are summed together with VPHADDD; the last n%4 rows go one
+// at a time. The int32 lanes cannot overflow: the caller keeps
+// 127·stride·max|q| below 2^31.
+
+// ROW4 adds to Y0–Y3 the products of the 16 codes at offset AX of the
+// rows at SI, BX, DX, R15 with the 16 query codes at DI+2·AX.
+#define ROW4 \
+	VMOVDQU (DI)(AX*2), Y8 \
+	VPMOVSXBW (SI)(AX*1), Y4 \
+	VPMOVSXBW (BX)(AX*1), Y5 \
+	VPMOVSXBW (DX)(AX*1), Y6 \
+	VPMOVSXBW (R15)(AX*1), Y7 \
+	VPMADDWD Y8, Y4, Y4 \
+	VPMADDWD Y8, Y5, Y5 \
+	VPMADDWD Y8, Y6, Y6 \
+	VPMADDWD Y8, Y7, Y7 \
+	VPADDD Y4, Y0, Y0 \
+	VPADDD Y5, Y1, Y1 \
+	VPADDD Y6, Y2, Y2 \
+	VPADDD Y7, Y3, Y3
+
+// SUM4 stores the sums of Y0, Y1, Y2, Y3 as four int32 at R8.
+#define SUM4 \
+	VPHADDD Y1, Y0, Y0 \
+	VPHADDD Y3, Y2, Y2 \
+	VPHADDD Y2, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD X1, X0, X0 \
+	VMOVDQU X0, (R8)
+
+// ROW1 adds to Y0 the products of the 16 codes at offset AX of the row at
+// SI with the 16 query codes at DI+2·AX.
+#define ROW1 \
+	VPMOVSXBW (SI)(AX*1), Y4 \
+	VPMADDWD (DI)(AX*2), Y4, Y4 \
+	VPADDD Y4, Y0, Y0
+
+// SUM1 stores the sum of Y0 as one int32 at R8.
+#define SUM1 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0x4E, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0xB1, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VMOVD X0, (R8)
 
 // func dotsI8AVX2(q *int16, codes *int8, stride int, out *int32, n int)
 TEXT ·dotsI8AVX2(SB), NOSPLIT, $0-40
-	MOVQ q+0(FP), R9
+	MOVQ q+0(FP), DI
 	MOVQ codes+8(FP), SI
 	MOVQ stride+16(FP), R10
 	MOVQ out+24(FP), R8
 	MOVQ n+32(FP), R11
 
-row:
-	MOVQ R9, DI
-	MOVQ R10, CX
+four:
+	CMPQ R11, $4
+	JL   one
+	LEAQ (SI)(R10*1), BX
+	LEAQ (BX)(R10*1), DX
+	LEAQ (DX)(R10*1), R15
+	XORQ AX, AX
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
 
-loop32:
-	CMPQ CX, $32
-	JL   tail16
-	VPMOVSXBW (SI), Y2
-	VPMOVSXBW 16(SI), Y3
-	VPMADDWD (DI), Y2, Y2
-	VPMADDWD 32(DI), Y3, Y3
-	VPADDD Y2, Y0, Y0
-	VPADDD Y3, Y1, Y1
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $32, CX
-	JMP  loop32
+four16:
+	ROW4
+	ADDQ $16, AX
+	CMPQ AX, R10
+	JL   four16
+	SUM4
+	LEAQ (R15)(R10*1), SI
+	ADDQ $16, R8
+	SUBQ $4, R11
+	JMP  four
 
-tail16:
-	CMPQ CX, $16
-	JL   sum
-	VPMOVSXBW (SI), Y2
-	VPMADDWD (DI), Y2, Y2
-	VPADDD Y2, Y0, Y0
-	ADDQ $16, SI
+one:
+	CMPQ R11, $0
+	JE   done
+	XORQ AX, AX
+	VPXOR Y0, Y0, Y0
 
-sum:
-	VPADDD Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, (R8)
+one16:
+	ROW1
+	ADDQ $16, AX
+	CMPQ AX, R10
+	JL   one16
+	SUM1
+	ADDQ R10, SI
 	ADDQ $4, R8
 	DECQ R11
-	JNZ  row
+	JMP  one
+
+done:
 	VZEROUPPER
 	RET
 
 // func dotsI8IdxAVX2(q *int16, codes *int8, stride int, idx *int32, out *int32, n int)
 TEXT ·dotsI8IdxAVX2(SB), NOSPLIT, $0-48
-	MOVQ q+0(FP), R9
+	MOVQ q+0(FP), DI
 	MOVQ codes+8(FP), R12
 	MOVQ stride+16(FP), R10
 	MOVQ idx+24(FP), R13
 	MOVQ out+32(FP), R8
 	MOVQ n+40(FP), R11
 
-irow:
+ifour:
+	CMPQ R11, $4
+	JL   ione
 	MOVLQSX (R13), SI
 	IMULQ R10, SI
 	ADDQ R12, SI
-	ADDQ $4, R13
-	MOVQ R9, DI
-	MOVQ R10, CX
+	MOVLQSX 4(R13), BX
+	IMULQ R10, BX
+	ADDQ R12, BX
+	MOVLQSX 8(R13), DX
+	IMULQ R10, DX
+	ADDQ R12, DX
+	MOVLQSX 12(R13), R15
+	IMULQ R10, R15
+	ADDQ R12, R15
+	XORQ AX, AX
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
 
-iloop32:
-	CMPQ CX, $32
-	JL   itail16
-	VPMOVSXBW (SI), Y2
-	VPMOVSXBW 16(SI), Y3
-	VPMADDWD (DI), Y2, Y2
-	VPMADDWD 32(DI), Y3, Y3
-	VPADDD Y2, Y0, Y0
-	VPADDD Y3, Y1, Y1
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $32, CX
-	JMP  iloop32
+ifour16:
+	ROW4
+	ADDQ $16, AX
+	CMPQ AX, R10
+	JL   ifour16
+	SUM4
+	ADDQ $16, R13
+	ADDQ $16, R8
+	SUBQ $4, R11
+	JMP  ifour
 
-itail16:
-	CMPQ CX, $16
-	JL   isum
-	VPMOVSXBW (SI), Y2
-	VPMADDWD (DI), Y2, Y2
-	VPADDD Y2, Y0, Y0
+ione:
+	CMPQ R11, $0
+	JE   idone
+	MOVLQSX (R13), SI
+	IMULQ R10, SI
+	ADDQ R12, SI
+	XORQ AX, AX
+	VPXOR Y0, Y0, Y0
 
-isum:
-	VPADDD Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, (R8)
+ione16:
+	ROW1
+	ADDQ $16, AX
+	CMPQ AX, R10
+	JL   ione16
+	SUM1
+	ADDQ $4, R13
 	ADDQ $4, R8
 	DECQ R11
-	JNZ  irow
+	JMP  ione
+
+idone:
 	VZEROUPPER
 	RET

@@ -216,26 +216,12 @@ func (v *Vectors) Nearest(q []float32, k int, min float32) []VecHit {
 	}
 	heaps := make([]hitHeap, shards)
 	var wg sync.WaitGroup
-	if qq, ok := v.prepareQuery(q); ok {
-		for s := range shards {
-			lo, hi := n*s/shards, n*(s+1)/shards
-			wg.Go(func() {
-				t := newQuantTop(&qq, k, min, hi-lo)
-				var buf [quantBlock]int32
-				for b := lo; b < hi; b += quantBlock {
-					e := b + quantBlock
-					if e > hi {
-						e = hi
-					}
-					dotsI8(qq.codes, v.codes[b*v.stride:e*v.stride], v.stride, buf[:e-b])
-					t.addRange(b, buf[:e-b], v.quant)
-				}
-				heaps[s] = v.rerank(t, q)
-			})
-		}
-	} else {
-		for s := range shards {
-			lo, hi := n*s/shards, n*(s+1)/shards
+	qq, quant := v.prepareQuery(q)
+	for s := range shards {
+		lo, hi := n*s/shards, n*(s+1)/shards
+		if quant {
+			wg.Go(func() { heaps[s] = v.scanQuant(&qq, q, k, min, lo, hi) })
+		} else {
 			wg.Go(func() { heaps[s] = v.scan(q, k, min, lo, hi) })
 		}
 	}
@@ -412,6 +398,21 @@ func (v *Vectors) prepareQuery(q []float32) (quantQuery, bool) {
 	}
 	qq, ok := prepareQuery(q, v.stride)
 	return qq, ok && qq.norm <= quantQueryMax
+}
+
+// scanQuant is scan by the int8 rows: it returns a heap of the same hits.
+func (v *Vectors) scanQuant(qq *quantQuery, q []float32, k int, min float32, lo, hi int) hitHeap {
+	t := newQuantTop(qq, k, min, hi-lo)
+	var buf [quantBlock]int32
+	for b := lo; b < hi; b += quantBlock {
+		e := b + quantBlock
+		if e > hi {
+			e = hi
+		}
+		dotsI8(qq.codes, v.codes[b*v.stride:e*v.stride], v.stride, buf[:e-b])
+		t.addRange(b, buf[:e-b], v.quant)
+	}
+	return v.rerank(t, q)
 }
 
 // rerank computes the float32 score of t's candidates that reach its final
