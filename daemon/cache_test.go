@@ -126,6 +126,42 @@ func TestMountSeesChangesBehindIt(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(mnt, "b.txt")); !os.IsNotExist(err) {
 				t.Fatalf("a file removed through the socket: %v; want ENOENT", err)
 			}
+
+			// Listings, which the kernel keeps too.
+			list := func(dir string) string {
+				t.Helper()
+				ents, err := os.ReadDir(filepath.Join(mnt, dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var s []string
+				for _, e := range ents {
+					s = append(s, e.Name())
+				}
+				return strings.Join(s, " ")
+			}
+			list("")
+			if got := list(""); got != "" {
+				t.Fatalf("root lists %q; want nothing", got)
+			}
+			if err := semfs.MkdirAll(ctx, remote, "/d/e", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if got := list(""); got != "d" {
+				t.Fatalf("root after a mkdir -p through the socket lists %q", got)
+			}
+			list("d")
+			if err := semfs.WriteFile(ctx, remote, "/d/w.txt", []byte("w"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			nf, err := semfs.OpenFile(ctx, remote, "/d/o.txt", os.O_WRONLY|os.O_CREATE, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := list("d"); got != "e o.txt w.txt" {
+				t.Fatalf("d lists %q after files were created through the socket", got)
+			}
+			nf.Close()
 		})
 	}
 }

@@ -50,5 +50,7 @@ func (s *stack) notifyMount(ctx context.Context, c meta.Change) {
 		mnt.Removed(c.Path)
 	case meta.ChangeRename:
 		mnt.Renamed(c.Path, c.To)
+	case meta.ChangeCreate:
+		mnt.Created(c.Path)
 	}
 }

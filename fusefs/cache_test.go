@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -245,9 +246,41 @@ func TestChangesBehindTheMount(t *testing.T) {
 					t.Fatalf("read %s = %q, %v; want %q", name, got, err, data)
 				}
 			}
+			names := func() string {
+				t.Helper()
+				ents, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var s []string
+				for _, e := range ents {
+					s = append(s, e.Name())
+				}
+				return strings.Join(s, " ")
+			}
 			write("/f", "first version")
 			want("f", "first version")
 			want("f", "first version") // pages and attributes now cached
+			names()
+			if got := names(); got != "f" { // the listing now cached
+				t.Fatalf("listing = %q", got)
+			}
+			write("/new", "n")
+			srv.Replaced("/new")
+			if err := semfs.Mkdir(ctx, h, "/sub", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			srv.Created("/sub")
+			if got := names(); got != "f new sub" {
+				t.Fatalf("listing after a file and a directory were created behind the mount = %q", got)
+			}
+			if err := semfs.Remove(ctx, h, "/new"); err != nil {
+				t.Fatal(err)
+			}
+			srv.Removed("/new")
+			if got := names(); got != "f sub" {
+				t.Fatalf("listing after a removal behind the mount = %q", got)
+			}
 
 			// Replaced whole (hostfs: temporary file renamed over f).
 			write("/f", "second, longer version")

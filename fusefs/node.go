@@ -375,20 +375,20 @@ type node struct {
 }
 
 var (
-	_ gofs.NodeLookuper    = (*node)(nil)
-	_ gofs.NodeGetattrer   = (*node)(nil)
-	_ gofs.NodeSetattrer   = (*node)(nil)
-	_ gofs.NodeReaddirer   = (*node)(nil)
-	_ gofs.NodeOpener      = (*node)(nil)
-	_ gofs.NodeCreater     = (*node)(nil)
-	_ gofs.NodeMkdirer     = (*node)(nil)
-	_ gofs.NodeUnlinker    = (*node)(nil)
-	_ gofs.NodeRmdirer     = (*node)(nil)
-	_ gofs.NodeRenamer     = (*node)(nil)
-	_ gofs.NodeStatfser    = (*node)(nil)
-	_ gofs.NodeAccesser    = (*node)(nil)
-	_ gofs.NodeFsyncer     = (*node)(nil)
-	_ gofs.NodeOnForgetter = (*node)(nil)
+	_ gofs.NodeLookuper       = (*node)(nil)
+	_ gofs.NodeGetattrer      = (*node)(nil)
+	_ gofs.NodeSetattrer      = (*node)(nil)
+	_ gofs.NodeOpendirHandler = (*node)(nil)
+	_ gofs.NodeOpener         = (*node)(nil)
+	_ gofs.NodeCreater        = (*node)(nil)
+	_ gofs.NodeMkdirer        = (*node)(nil)
+	_ gofs.NodeUnlinker       = (*node)(nil)
+	_ gofs.NodeRmdirer        = (*node)(nil)
+	_ gofs.NodeRenamer        = (*node)(nil)
+	_ gofs.NodeStatfser       = (*node)(nil)
+	_ gofs.NodeAccesser       = (*node)(nil)
+	_ gofs.NodeFsyncer        = (*node)(nil)
+	_ gofs.NodeOnForgetter    = (*node)(nil)
 )
 
 // OnForget drops the node's number once the kernel forgot it, so that the
@@ -524,7 +524,21 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 	return 0
 }
 
-func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+// OpendirHandle opens the directory for listing. With Options.KeepCache
+// the kernel keeps the listing (FOPEN_CACHE_DIR) until a change through
+// the mount or a reported change behind it invalidates it, so a second
+// walk of a tree asks only for OPENDIR and RELEASEDIR.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	var fl uint32
+	if n.t.opts.KeepCache {
+		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return &dirHandle{n: n}, fl, 0
+}
+
+// list reads the directory's entries, with their numbers. The entries of
+// a directory that was removed or renamed over are none (ENOENT).
+func (n *node) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 	n.t.ns.RLock()
 	defer n.t.ns.RUnlock()
 	p, ok := n.path()
@@ -543,7 +557,55 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: n.t.ino(semfs.Join(p, e.Name()), mode)})
 	}
-	return gofs.NewListDirStream(list), 0
+	return list, 0
+}
+
+// dirHandle is an open directory: its listing, read on the first READDIR,
+// and the position in it (go-fuse serialises a handle's READDIRs).
+type dirHandle struct {
+	n      *node
+	loaded bool
+	list   []fuse.DirEntry
+	pos    int
+}
+
+var (
+	_ gofs.FileReaddirenter = (*dirHandle)(nil)
+	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
+)
+
+func (d *dirHandle) load(ctx context.Context) syscall.Errno {
+	if d.loaded {
+		return 0
+	}
+	list, errno := d.n.list(ctx)
+	if errno != 0 {
+		return errno
+	}
+	d.list, d.loaded = list, true
+	return 0
+}
+
+// Readdirent returns the next entry, or nil at the end.
+func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if errno := d.load(ctx); errno != 0 {
+		return nil, errno
+	}
+	if d.pos >= len(d.list) {
+		return nil, 0
+	}
+	d.pos++
+	return &d.list[d.pos-1], 0
+}
+
+// Seekdir moves to entry off (offsets count the entries read, as go-fuse
+// numbers them).
+func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if errno := d.load(ctx); errno != 0 {
+		return errno
+	}
+	d.pos = int(min(off, uint64(len(d.list))))
+	return 0
 }
 
 // openFlags keeps the open(2) flags a semfs OpenFile understands. O_APPEND

@@ -58,34 +58,58 @@ func (s *Server) Renamed(oldp, newp string) {
 	})
 }
 
+// Created reports that p was created (a directory, or a file opened with
+// O_CREATE), with any missing parents: the cached listings of its
+// ancestors are dropped.
+func (s *Server) Created(p string) {
+	s.changed(p, "", func(*tree) {})
+}
+
 // changed applies update to the table under the namespace lock (so that
 // no request resolves a path halfway through), then, with no lock held,
 // invalidates the kernel's entries for the names p and q (q may be empty)
-// and the attributes of their directories.
+// and the listings and attributes of the directories above them (a write
+// may have created them).
 func (s *Server) changed(p, q string, update func(t *tree)) {
 	t := s.t
+	type entry struct {
+		parent *gofs.Inode
+		name   string
+	}
+	var entries []entry
+	var dirs []*gofs.Inode
+	seen := map[*gofs.Inode]bool{}
 	t.ns.Lock()
-	var parents [2]*gofs.Inode
-	names := [2]string{p, q}
 	t.mu.Lock()
-	for i, name := range names {
-		if name != "" && name != "/" {
-			dir, _ := semfs.Split(name)
+	for _, name := range []string{p, q} {
+		if name == "" || name == "/" {
+			continue
+		}
+		dir, base := semfs.Split(name)
+		if e, ok := t.inos[dir]; ok && t.live[e.ino] != nil {
+			entries = append(entries, entry{t.live[e.ino], base})
+		}
+		for {
 			if e, ok := t.inos[dir]; ok {
-				parents[i] = t.live[e.ino]
+				if in := t.live[e.ino]; in != nil && !seen[in] {
+					seen[in] = true
+					dirs = append(dirs, in)
+				}
 			}
+			if dir == "/" {
+				break
+			}
+			dir, _ = semfs.Split(dir)
 		}
 	}
 	update(t)
 	t.mu.Unlock()
 	t.ns.Unlock()
-	for i, name := range names {
-		if parents[i] == nil {
-			continue
-		}
-		_, base := semfs.Split(name)
-		notifyErr(t, "entry", name, parents[i].NotifyEntry(base))
-		notifyErr(t, "directory attributes", name, parents[i].NotifyContent(-1, 0))
+	for _, e := range entries {
+		notifyErr(t, "entry", e.name, e.parent.NotifyEntry(e.name))
+	}
+	for _, d := range dirs {
+		notifyErr(t, "listing", p, d.NotifyContent(0, 0))
 	}
 }
 

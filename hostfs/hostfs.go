@@ -331,7 +331,10 @@ func (f *FS) hostReadFile(p string) ([]byte, error) {
 
 // ReadDir lists the directory name, sorted by name. Hidden paths, entries
 // semfs does not model and links that escape, dangle, loop or point above
-// themselves are left out.
+// themselves are left out. Files and directories come with their type
+// only; an entry's Info stats it when asked (and fails with ErrNotExist if
+// it was removed since), so a listing that needs names and types — the FUSE
+// mount's READDIR, a walk by type — costs no stat per entry.
 func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	p, err := f.check("readdir", name)
 	if err != nil {
@@ -340,7 +343,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if f.ov != nil {
 		return f.ov.readDir(f, p)
 	}
-	return f.hostReadDir("readdir", p, true)
+	return f.hostReadDir("readdir", p, false)
 }
 
 // hostReadDir lists p on the host. A directory opened through os.Root

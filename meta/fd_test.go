@@ -55,6 +55,20 @@ func TestHostFdWritesIndexed(t *testing.T) {
 	if len(changes) != 2 || changes[0] != want[0] || changes[1] != want[1] {
 		t.Errorf("changes = %+v; want %+v", changes, want)
 	}
+	changes = nil
+	if err := f.MkdirAll(ctx, "/d/e", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.OpenFile(ctx, "/d/e/new", os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	want = []meta.Change{{Op: meta.ChangeCreate, Path: "/d/e"}, {Op: meta.ChangeCreate, Path: "/d/e/new"}, {Op: meta.ChangeWrite, Path: "/d/e/new"}}
+	if len(changes) != 3 || changes[0] != want[0] || changes[1] != want[1] || changes[2] != want[2] {
+		t.Errorf("changes of a mkdir -p and a create = %+v; want %+v", changes, want)
+	}
+	changes = changes[:2]
 
 	// A read-only open hands out the descriptor too, and is no write.
 	r, err := f.OpenFile(ctx, "/f.txt", os.O_RDONLY, 0)

@@ -102,6 +102,9 @@ const (
 	ChangeRemove
 	// ChangeRename: Path moved to To, replacing what To held.
 	ChangeRename
+	// ChangeCreate: Path was created (a directory, with any missing
+	// parents, or a file opened with O_CREATE).
+	ChangeCreate
 )
 
 func (f *FS) changed(ctx context.Context, c Change) {
@@ -231,12 +234,30 @@ func (f *FS) TotalSize(ctx context.Context) (int64, error) { return semfs.TotalS
 
 // Mkdir implements semfs.MkdirFS.
 func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
-	return semfs.Mkdir(ctx, f.base, name, perm)
+	if err := semfs.Mkdir(ctx, f.base, name, perm); err != nil {
+		return err
+	}
+	f.created(ctx, name)
+	return nil
+}
+
+// created reports the creation of name, which the base accepted.
+func (f *FS) created(ctx context.Context, name string) {
+	if f.opts.Changed == nil {
+		return
+	}
+	if p, err := semfs.Clean("mkdir", name); err == nil {
+		f.changed(ctx, Change{Op: ChangeCreate, Path: p})
+	}
 }
 
 // MkdirAll implements semfs.MkdirAllFS.
 func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
-	return semfs.MkdirAll(ctx, f.base, name, perm)
+	if err := semfs.MkdirAll(ctx, f.base, name, perm); err != nil {
+		return err
+	}
+	f.created(ctx, name)
+	return nil
 }
 
 // WriteFile implements semfs.WriteFileFS: the bytes go to the base, then
@@ -264,6 +285,9 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	h, err := semfs.OpenFile(ctx, f.base, p, flag, perm)
 	if err != nil {
 		return nil, err
+	}
+	if flag&os.O_CREATE != 0 {
+		f.changed(ctx, Change{Op: ChangeCreate, Path: p})
 	}
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 && flag&(os.O_CREATE|os.O_TRUNC) == 0 {
 		return h, nil
