@@ -19,6 +19,14 @@ func Words(text string, fn func(w string)) {
 	t.words(text, func(w []byte) { fn(string(w)) })
 }
 
+// WordBytes is Words without a string per word, for indexing: fn gets
+// the words of IndexText(text) in order and must not keep the slice (it
+// may change its bytes).
+func WordBytes(text string, fn func(w []byte)) {
+	var t tokenizer
+	t.words(text, fn)
+}
+
 // tokenizer splits text as Words does. ASCII words, nearly all of source
 // code, take a byte path that allocates nothing; a word holding any other
 // rune takes emitWord, which is the definition.

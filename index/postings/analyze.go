@@ -2,6 +2,8 @@ package postings
 
 import (
 	"sort"
+
+	"github.com/semfs/semfs/index"
 	"unicode"
 	"unicode/utf8"
 )
@@ -59,6 +61,29 @@ func words(text string, emit func(w []byte)) {
 	flush()
 }
 
+// rawWords calls emit with each folded, unstemmed word of raw text, the
+// words Analyze finds in index.IndexText(text), without building that
+// string: IndexText's words are lower-case letters and digits, nearly
+// always ASCII and so already folded.
+func rawWords(text string, emit func(w []byte)) {
+	index.WordBytes(text, func(w []byte) {
+		for _, c := range w {
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+				words(string(w), emit)
+				return
+			}
+		}
+		emit(w)
+	})
+}
+
+// TextTerms returns the terms of index.IndexText(text) (see Analyze).
+func TextTerms(text string) []string {
+	var out []string
+	rawWords(text, func(w []byte) { out = append(out, string(Stem(w))) })
+	return out
+}
+
 // Analyzer is Analyze with a cache of stems: source code and prose repeat
 // their words, and stemming is most of the cost of analysis. It numbers
 // the distinct terms it has seen, so that counting a document's terms
@@ -71,6 +96,10 @@ type Analyzer struct {
 
 	tf   []TF    // per term number: frequencies in the current document
 	seen []int32 // term numbers of the current document
+
+	// pinned keeps term numbers for the Analyzer's life (a TextBuilder
+	// indexes its lists by them); only the word cache starts over.
+	pinned bool
 }
 
 // maxStems bounds an Analyzer's cache; it starts over when full (TextDoc
@@ -83,8 +112,10 @@ func (a *Analyzer) reset() {
 		return
 	}
 	a.words = make(map[string]int32, 1024)
-	a.ids = make(map[string]int32, 1024)
-	a.terms, a.tf = a.terms[:0], a.tf[:0]
+	if a.ids == nil || !a.pinned {
+		a.ids = make(map[string]int32, 1024)
+		a.terms, a.tf = a.terms[:0], a.tf[:0]
+	}
 }
 
 // termID returns the number of term t.
@@ -124,6 +155,18 @@ func (a *Analyzer) Each(text string, emit func(term string)) {
 
 // TextDoc is the package's TextDoc through a's cache.
 func (a *Analyzer) TextDoc(pathTerms []string, body string) Doc {
+	n := a.count(pathTerms, body, false)
+	d := Doc{Terms: make([]TermTF, len(a.seen)), PathLen: uint32(len(pathTerms)), BodyLen: n}
+	for i, id := range a.seen {
+		d.Terms[i] = TermTF{a.terms[id], a.tf[id]}
+		a.tf[id] = TF{}
+	}
+	return d
+}
+
+// count counts the terms of a document into a.tf, listing them in a.seen,
+// and returns the number of body terms. The caller clears a.tf.
+func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 	a.reset()
 	a.seen = a.seen[:0]
 	for _, t := range pathTerms {
@@ -137,7 +180,11 @@ func (a *Analyzer) TextDoc(pathTerms []string, body string) Doc {
 		}
 	}
 	var n uint32
-	words(body, func(w []byte) {
+	each := words
+	if raw {
+		each = rawWords
+	}
+	each(body, func(w []byte) {
 		id := a.wordID(w)
 		tf := &a.tf[id]
 		if *tf == (TF{}) {
@@ -146,12 +193,7 @@ func (a *Analyzer) TextDoc(pathTerms []string, body string) Doc {
 		tf.Body++
 		n++
 	})
-	d := Doc{Terms: make([]TermTF, len(a.seen)), PathLen: uint32(len(pathTerms)), BodyLen: n}
-	for i, id := range a.seen {
-		d.Terms[i] = TermTF{a.terms[id], a.tf[id]}
-		a.tf[id] = TF{}
-	}
-	return d
+	return n
 }
 
 // Terms returns the terms of text (see Analyze) as strings.

@@ -65,39 +65,71 @@ func (x *Index) PlanMerge() *Merge {
 }
 
 // Build merges the planned segments into m.Seg, dropping the documents
-// deleted at planning: documents keep their order (segment by segment),
-// so every merged list is the concatenation of the old ones, renumbered.
+// deleted at planning.
 func (m *Merge) Build() {
-	kind := m.segs[0].s.Kind
+	m.Seg, m.remap = merge(m.segs, m.snap)
+}
+
+// Concat joins segments of one kind into one: the documents of segs[0],
+// then those of segs[1], and so on.
+func Concat(segs []*Segment) *Segment {
+	gs := make([]*seg, len(segs))
+	for i, s := range segs {
+		gs[i] = &seg{s: s}
+	}
+	out, _ := merge(gs, make([][]uint64, len(segs)))
+	return out
+}
+
+// merge joins the live documents of segs (dead: their tombstones) into one
+// segment. Documents keep their order, segment by segment, so every
+// merged list is the concatenation of the old ones, renumbered; terms are
+// walked in order in all segments at once.
+func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
+	kind := segs[0].s.Kind
 	out := &Segment{Kind: kind}
-	m.remap = make([][]int32, len(m.segs))
-	for i, g := range m.segs {
-		m.remap[i] = make([]int32, g.s.Len())
+	remap := make([][]int32, len(segs))
+	total := 0
+	for i, g := range segs {
+		remap[i] = make([]int32, g.s.Len())
 		for l := range g.s.Len() {
-			if m.snap[i] != nil && m.snap[i][l/64]&(1<<(l%64)) != 0 {
-				m.remap[i][l] = -1
+			if dead[i] != nil && dead[i][l/64]&(1<<(l%64)) != 0 {
+				remap[i][l] = -1
 				continue
 			}
-			m.remap[i][l] = int32(len(out.IDs))
+			remap[i][l] = int32(len(out.IDs))
 			out.IDs = append(out.IDs, g.s.IDs[l])
 			if kind == Text {
 				out.PathLen = append(out.PathLen, g.s.PathLen[l])
 				out.BodyLen = append(out.BodyLen, g.s.BodyLen[l])
 			}
 		}
+		total += len(g.s.docs)
 	}
-	var terms []string
-	for _, g := range m.segs {
-		terms = append(terms, g.s.terms...)
+	out.docs = make([]uint32, 0, total)
+	if kind == Text {
+		out.pathTF, out.bodyTF = make([]uint16, 0, total), make([]uint32, 0, total)
 	}
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
-	for _, t := range terms {
+	pos := make([]int, len(segs)) // next term of each segment
+	for {
+		term, found := "", false
+		for i, g := range segs {
+			if pos[i] < len(g.s.terms) && (!found || g.s.terms[pos[i]] < term) {
+				term, found = g.s.terms[pos[i]], true
+			}
+		}
+		if !found {
+			break
+		}
 		start := len(out.docs)
-		for i, g := range m.segs {
-			p := g.s.postings(t)
+		for i, g := range segs {
+			if pos[i] >= len(g.s.terms) || g.s.terms[pos[i]] != term {
+				continue
+			}
+			p := g.s.postingsAt(pos[i])
+			pos[i]++
 			for j, d := range p.docs {
-				nd := m.remap[i][d]
+				nd := remap[i][d]
 				if nd < 0 {
 					continue
 				}
@@ -109,12 +141,12 @@ func (m *Merge) Build() {
 			}
 		}
 		if len(out.docs) > start {
-			out.terms = append(out.terms, t)
+			out.terms = append(out.terms, term)
 			out.offs = append(out.offs, uint32(start))
 		}
 	}
 	out.offs = append(out.offs, uint32(len(out.docs)))
-	m.Seg = out
+	return out, remap
 }
 
 // Dead returns the local numbers in m.Seg of documents deleted since

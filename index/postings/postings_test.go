@@ -482,3 +482,62 @@ func TestTextDoc(t *testing.T) {
 		}
 	}
 }
+
+// Concat of segments built from consecutive runs of documents is the
+// segment built from all of them at once, byte for byte.
+func TestConcat(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	docs := corpus(r, 90, 1)
+	whole := build(docs).Encode()
+	got := Concat([]*Segment{build(docs[:20]), build(docs[20:21]), build(docs[21:])}).Encode()
+	if !slices.Equal(got, whole) {
+		t.Fatal("concatenated segment differs from the one built at once")
+	}
+	tb := func(lo, hi int) *Segment {
+		b := NewBuilder(Trigram)
+		for i := lo; i < hi; i++ {
+			b.AddTrigrams([]uint32{uint32(i % 7), uint32(i%5 + 100), 4000})
+		}
+		s := b.Segment()
+		for i := range s.IDs {
+			s.IDs[i] = uint32(lo + i)
+		}
+		return s
+	}
+	raw, err := Decode(tb(10, 30).Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Concat([]*Segment{tb(0, 10), raw, tb(30, 40)}).Encode(), tb(0, 40).Encode(); !slices.Equal(got, want) {
+		t.Fatal("concatenated trigram segment differs")
+	}
+}
+
+// A TextBuilder builds the segment Builder builds from TextDoc documents,
+// also when its word cache starts over in between.
+func TestTextBuilder(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var tb TextBuilder
+	b := NewBuilder(Text)
+	for i := range 400 {
+		var words []string
+		for range 400 {
+			words = append(words, fmt.Sprintf("w%dings", r.IntN(4*maxStems)), "connections")
+		}
+		body := strings.Join(words, " ")
+		path := Terms(fmt.Sprintf("notes %d connected", i%3))
+		if i%2 == 0 {
+			tb.Add(path, body)
+		} else {
+			tb.AddRaw(path, "Some_Raw "+body)
+			body = index.IndexText("Some_Raw " + body)
+		}
+		b.AddText(TextDoc(path, body))
+	}
+	if tb.a.words == nil || len(tb.a.terms) <= maxStems {
+		t.Fatalf("the word cache never started over (%d terms)", len(tb.a.terms))
+	}
+	if !slices.Equal(tb.Segment().Encode(), b.Segment().Encode()) {
+		t.Fatal("TextBuilder and Builder segments differ")
+	}
+}

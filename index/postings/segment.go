@@ -59,6 +59,11 @@ func (s *Segment) postings(term string) plist {
 	if !ok {
 		return plist{}
 	}
+	return s.postingsAt(i)
+}
+
+// postingsAt returns the list of s.terms[i].
+func (s *Segment) postingsAt(i int) plist {
 	if s.raw != nil {
 		docs := make([]uint32, s.dfs[i])
 		b, last := s.raw[s.toffs[i]:], uint64(0)
@@ -187,32 +192,91 @@ func (b *Builder) AddTrigrams(tris []uint32) {
 // Segment returns the built segment; its IDs are zero until the caller
 // sets them.
 func (b *Builder) Segment() *Segment {
-	order := make([]int32, len(b.terms))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(b.terms[x], b.terms[y]) })
-	total := 0
-	for _, l := range b.lists {
-		total += len(l.docs)
-	}
-	s := &Segment{Kind: b.kind, IDs: make([]uint32, b.n), terms: make([]string, len(order)),
-		offs: make([]uint32, 0, len(order)+1), docs: make([]uint32, 0, total)}
+	s := flatten(b.kind, b.terms, b.lists, int(b.n))
 	if b.kind == Text {
 		s.PathLen, s.BodyLen = b.pathLen, b.bodyLen
+	}
+	return s
+}
+
+// flatten makes a segment of n documents from per-term lists (terms[i]
+// has lists[i]; empty lists are left out), terms in order.
+func flatten(kind Kind, terms []string, lists []plist, n int) *Segment {
+	order := make([]int32, 0, len(terms))
+	total := 0
+	for i, l := range lists {
+		if len(l.docs) > 0 {
+			order = append(order, int32(i))
+			total += len(l.docs)
+		}
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(terms[x], terms[y]) })
+	s := &Segment{Kind: kind, IDs: make([]uint32, n), terms: make([]string, len(order)),
+		offs: make([]uint32, 0, len(order)+1), docs: make([]uint32, 0, total)}
+	if kind == Text {
 		s.pathTF, s.bodyTF = make([]uint16, 0, total), make([]uint32, 0, total)
 	}
 	for i, o := range order {
-		s.terms[i] = b.terms[o]
+		s.terms[i] = terms[o]
 		s.offs = append(s.offs, uint32(len(s.docs)))
-		l := b.lists[o]
+		l := lists[o]
 		s.docs = append(s.docs, l.docs...)
-		if b.kind == Text {
+		if kind == Text {
 			s.pathTF = append(s.pathTF, l.path...)
 			s.bodyTF = append(s.bodyTF, l.body...)
 		}
 	}
 	s.offs = append(s.offs, uint32(len(s.docs)))
+	return s
+}
+
+// TextBuilder analyses text documents and builds a Text segment of them.
+// It counts a document's terms by the numbers its Analyzer gives them and
+// appends to the lists by those numbers, so a word costs one map lookup
+// and a document none. Not safe for concurrent use.
+type TextBuilder struct {
+	a       Analyzer
+	lists   []plist // by term number
+	pathLen []uint32
+	bodyLen []uint32
+}
+
+// Add analyses a document as TextDoc does and adds it as the next local
+// number.
+func (b *TextBuilder) Add(pathTerms []string, body string) { b.add(pathTerms, body, false) }
+
+// AddRaw is Add(pathTerms, index.IndexText(text)) without building that
+// string.
+func (b *TextBuilder) AddRaw(pathTerms []string, text string) { b.add(pathTerms, text, true) }
+
+func (b *TextBuilder) add(pathTerms []string, body string, raw bool) {
+	a := &b.a
+	a.pinned = true
+	n := uint32(len(b.pathLen))
+	bodyLen := a.count(pathTerms, body, raw)
+	for len(b.lists) < len(a.terms) {
+		b.lists = append(b.lists, plist{})
+	}
+	for _, id := range a.seen {
+		p := &b.lists[id]
+		tf := a.tf[id]
+		p.docs = append(p.docs, n)
+		p.path = append(p.path, tf.Path)
+		p.body = append(p.body, tf.Body)
+		a.tf[id] = TF{}
+	}
+	b.pathLen = append(b.pathLen, uint32(len(pathTerms)))
+	b.bodyLen = append(b.bodyLen, bodyLen)
+}
+
+// Len is the number of documents added.
+func (b *TextBuilder) Len() int { return len(b.pathLen) }
+
+// Segment returns the built segment; its IDs are zero until the caller
+// sets them.
+func (b *TextBuilder) Segment() *Segment {
+	s := flatten(Text, b.a.terms, b.lists, len(b.pathLen))
+	s.PathLen, s.BodyLen = b.pathLen, b.bodyLen
 	return s
 }
 

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
@@ -123,68 +122,76 @@ func (w *batch) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
 // costs about as much as a few rows, and most Puts are bulk.
 const rowsPerInsert = 32
 
-// prepare analyses items on GOMAXPROCS goroutines and builds the postings
-// segments of their chunks (full text) and files (grep trigrams) before
-// Put takes the write lock: analysis is most of a write's CPU, and the
-// single writer holding the lock should only insert. Documents are
-// numbered in item order (chunk order within an item); Put assigns their
-// ids in the same order.
+// prepare analyses items and builds the postings segments of their chunks
+// (full text) and files (grep trigrams) before Put takes the write lock:
+// analysis is most of a write's CPU, and the single writer holding the
+// lock should only insert. Each of GOMAXPROCS goroutines builds segments
+// of a run of consecutive items (runs of about equal bytes), which are
+// then concatenated. Documents are numbered in item order (chunk order
+// within an item); Put assigns their ids in the same order.
 func prepare(items []index.Item) (text, grep *postings.Segment) {
-	type derived struct {
-		docs []postings.Doc // per chunk
-		tris []uint32       // distinct grep trigrams (index.GrepTrigrams)
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(items)))
+	total := 0
+	for _, it := range items {
+		total += contentSize(it)
 	}
-	ds := make([]derived, len(items))
-	one := func(a *postings.Analyzer, i int) {
-		c := items[i].Content
-		if c == nil {
-			return
-		}
-		d := &ds[i]
-		pathTerms := postings.Terms(index.IndexText(items[i].File.Path))
-		d.docs = make([]postings.Doc, len(c.Chunks))
-		for j, ch := range c.Chunks {
-			d.docs[j] = a.TextDoc(pathTerms, index.IndexText(ch.Text))
-		}
-		if c.GrepOK {
-			index.GrepTrigrams(c.Grep, func(t uint32) { d.tris = append(d.tris, t) })
-		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(items))
-	if workers <= 1 {
-		var a postings.Analyzer
-		for i := range items {
-			one(&a, i)
-		}
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var a postings.Analyzer
-				for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
-					one(&a, i)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	tb, gb := postings.NewBuilder(postings.Text), postings.NewBuilder(postings.Trigram)
+	// Item bounds of each worker's run.
+	bounds := []int{0}
+	acc := 0
 	for i, it := range items {
-		if it.Content == nil {
-			continue
+		acc += contentSize(it)
+		if len(bounds) < workers && acc*workers >= total*len(bounds) {
+			bounds = append(bounds, i+1)
 		}
-		for _, d := range ds[i].docs {
-			tb.AddText(d)
-		}
-		if it.Content.GrepOK {
-			gb.AddTrigrams(ds[i].tris)
-		}
-		ds[i] = derived{}
 	}
-	return tb.Segment(), gb.Segment()
+	for len(bounds) <= workers {
+		bounds = append(bounds, len(items))
+	}
+	texts := make([]*postings.Segment, workers)
+	greps := make([]*postings.Segment, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tb postings.TextBuilder
+			gb := postings.NewBuilder(postings.Trigram)
+			var tris []uint32
+			for _, it := range items[bounds[w]:bounds[w+1]] {
+				c := it.Content
+				if c == nil {
+					continue
+				}
+				pathTerms := postings.Terms(index.IndexText(it.File.Path))
+				for _, ch := range c.Chunks {
+					tb.AddRaw(pathTerms, ch.Text)
+				}
+				if c.GrepOK {
+					tris = tris[:0]
+					index.GrepTrigrams(c.Grep, func(t uint32) { tris = append(tris, t) })
+					gb.AddTrigrams(tris)
+				}
+			}
+			texts[w], greps[w] = tb.Segment(), gb.Segment()
+		}()
+	}
+	wg.Wait()
+	if workers == 1 {
+		return texts[0], greps[0]
+	}
+	return postings.Concat(texts), postings.Concat(greps)
+}
+
+// contentSize is the bytes prepare analyses for an item.
+func contentSize(it index.Item) int {
+	if it.Content == nil {
+		return 0
+	}
+	n := len(it.Content.Grep)
+	for _, c := range it.Content.Chunks {
+		n += len(c.Text)
+	}
+	return n
 }
 
 func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch) ([]memOp, error) {
