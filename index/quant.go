@@ -48,17 +48,24 @@ func roundUp32(x float64) float32 {
 }
 
 // quantizeRow writes vec's int8 codes to codes (len ≥ len(vec); the rest
-// is zeroed) and returns its scale and bounds.
+// is zeroed) and returns its scale and bounds. The codes only need to be
+// close for the scan to skip rows; the bounds are computed from the codes
+// as written, so they hold whatever the rounding.
 func quantizeRow(codes []int8, vec []float32) rowQuant {
 	clear(codes)
 	var maxAbs, sum float64
 	for _, x := range vec {
-		a := math.Abs(float64(x))
-		if math.IsNaN(a) || math.IsInf(a, 0) {
-			return rowQuant{err: float32(math.Inf(1)), norm: float32(math.Inf(1))}
+		a := float64(x)
+		sum += a * a // float64 cannot overflow on float32 squares
+		if a < 0 {
+			a = -a
 		}
-		maxAbs = max(maxAbs, a)
-		sum += a * a
+		if a > maxAbs {
+			maxAbs = a
+		}
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return rowQuant{err: float32(math.Inf(1)), norm: float32(math.Inf(1))}
 	}
 	norm := roundUp32(math.Sqrt(sum) * (1 + 1e-12))
 	scale := float32(maxAbs / 127)
@@ -67,10 +74,15 @@ func quantizeRow(codes []int8, vec []float32) rowQuant {
 		return rowQuant{err: norm, norm: norm}
 	}
 	s := float64(scale)
+	inv := 1 / s
 	var e float64
 	for i, x := range vec {
-		c := math.Round(float64(x) / s)
-		c = max(-127, min(127, c))
+		c := math.RoundToEven(float64(x) * inv)
+		if c > 127 {
+			c = 127
+		} else if c < -127 {
+			c = -127
+		}
 		codes[i] = int8(c)
 		d := float64(x) - c*s // c·s is exact in float64 (7 × 24 bits)
 		e += d * d
