@@ -22,20 +22,20 @@ import (
 
 // mountedInProcess starts an in-process mounting daemon that keeps its
 // capabilities (so that the kernel accepts passthrough when run as root),
-// with extra flags. It returns the mount point, a socket client and the
-// daemon's log.
-func mountedInProcess(t *testing.T, extra ...string) (string, *client.Client, *lockedWriter) {
+// with extra flags. It returns the mount point, the daemon's control socket,
+// a client of it and the daemon's log.
+func mountedInProcess(t *testing.T, extra ...string) (mnt, sock string, c *client.Client, log *lockedWriter) {
 	t.Helper()
 	needFUSE(t)
 	dir := t.TempDir()
-	mnt := filepath.Join(dir, "mnt")
+	mnt = filepath.Join(dir, "mnt")
 	args := append([]string{"-mode", "mount", "-mount", mnt, "-drop-caps=false", "-data", dir + "/data",
 		"-index", dir + "/index/index.db", "-socket", dir + "/run/semfs.sock"}, extra...)
 	cfg, err := daemon.ParseConfig(args, func(string) string { return "" }, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedWriter{w: &bytes.Buffer{}}
+	log = &lockedWriter{w: &bytes.Buffer{}}
 	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(log, nil))}
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -45,9 +45,9 @@ func mountedInProcess(t *testing.T, extra ...string) (string, *client.Client, *l
 			t.Errorf("close: %v", err)
 		}
 	})
-	c := client.New(cfg.Socket)
+	c = client.New(cfg.Socket)
 	t.Cleanup(func() { c.Close() })
-	return mnt, c, log
+	return mnt, cfg.Socket, c, log
 }
 
 func (l *lockedWriter) String() string {
@@ -63,8 +63,8 @@ func (l *lockedWriter) String() string {
 // file open through the mount, a rename and a removal.
 func TestMountSeesChangesBehindIt(t *testing.T) {
 	for _, pt := range []bool{true, false} {
-		t.Run(fmt.Sprintf("passthrough=%v", pt), func(t *testing.T) {
-			mnt, c, log := mountedInProcess(t, fmt.Sprintf("-passthrough=%v", pt))
+		t.Run(map[bool]string{true: "passthrough", false: "through-daemon"}[pt], func(t *testing.T) {
+			mnt, _, c, log := mountedInProcess(t, fmt.Sprintf("-passthrough=%v", pt))
 			if !strings.Contains(log.String(), fmt.Sprintf("passthrough=%v", pt && os.Geteuid() == 0)) {
 				t.Errorf("daemon log does not say passthrough=%v:\n%s", pt && os.Geteuid() == 0, log)
 			}
@@ -173,8 +173,8 @@ func TestMountSeesChangesBehindIt(t *testing.T) {
 // by passthrough) the kernel wrote the bytes.
 func TestPassthroughWritesIndexed(t *testing.T) {
 	for _, pt := range []bool{true, false} {
-		t.Run(fmt.Sprintf("passthrough=%v", pt), func(t *testing.T) {
-			mnt, c, _ := mountedInProcess(t, fmt.Sprintf("-passthrough=%v", pt))
+		t.Run(map[bool]string{true: "passthrough", false: "through-daemon"}[pt], func(t *testing.T) {
+			mnt, sock, c, _ := mountedInProcess(t, fmt.Sprintf("-passthrough=%v", pt))
 			p := filepath.Join(mnt, "notes.txt")
 			v1 := []byte(strings.Repeat("an ordinary line of notes\n", 2000))
 			if err := os.WriteFile(p, v1, 0o644); err != nil {
@@ -204,6 +204,14 @@ func TestPassthroughWritesIndexed(t *testing.T) {
 			if len(hits) == 0 || hits[0].Path != "/notes.txt" {
 				t.Errorf("search for a word written in place: %+v; want /notes.txt first", hits)
 			}
+			// A registered app's child writes through the mount: the
+			// file is the app's, though the kernel wrote its bytes.
+			app := filepath.Join(mnt, "app.txt")
+			runAppProc(t, &proc{sock: sock}, "notes", app+"=written by notes")
+			if got := waitCreatedBy(t, c, "/app.txt"); got != "notes" {
+				t.Errorf("created_by of a file a registered app wrote = %q; want notes", got)
+			}
+			waitHash(t, c, "/app.txt", []byte("written by notes"))
 		})
 	}
 }

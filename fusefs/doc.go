@@ -74,7 +74,9 @@
 // The kernel caches attributes and names for [Options.AttrTimeout] (1 s by
 // default). Without [Options.KeepCache] every open drops the file's page
 // cache, so that changes made behind the mount are seen on the next open.
-// With it pages stay across opens, which is right when every change behind
+// With it pages stay across opens (of files served through the page cache
+// where passthrough is off; with passthrough on, a file's pages are the
+// backing file's own), which is right when every change behind
 // the mount is reported: [Server.Written], [Server.Replaced],
 // [Server.Removed] and [Server.Renamed] update the inode table and tell the
 // kernel to drop the file's pages and attributes or the name's entry, so
@@ -82,8 +84,11 @@
 // replaced whole gets a new number: handles open on the old one keep
 // reading the old bytes, as on a local file system. Changes made through
 // the mount need no report; [FromMount] tells a change's context apart.
-// Directories are listed with plain READDIR, so ls and find stat only what
-// they need.
+// [Server.Created] reports a creation. Directories are listed with plain
+// READDIR, so ls and find stat only what they need, and with KeepCache the
+// kernel keeps the listings too (FOPEN_CACHE_DIR): a change through the
+// mount drops them in the kernel, a reported change drops those of the
+// directories above the changed names.
 //
 // # Mounting
 //

@@ -161,7 +161,7 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 // opened decides how the kernel serves h, a new handle of number ino:
 // by passthrough when the file has a host descriptor and no cached handle
 // of the same file is open, else through the page cache (kept across opens
-// with Options.KeepCache). The kernel requires every open of an inode open
+// with Options.KeepCache, unless passthrough is on). The kernel requires every open of an inode open
 // by passthrough to be by passthrough, to the same backing file; a handle
 // without a host descriptor cannot be, so it is refused with ETXTBSY
 // (h is closed) until the passthrough handles are closed. Trees whose
@@ -196,7 +196,10 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 	}
 	c.cached++
 	h.mode = ioCached
-	if t.opts.KeepCache {
+	// Where passthrough is on, a file without a descriptor drops its
+	// pages on open: while the file was open by passthrough, its writes
+	// went to the backing file and left the pages cached before stale.
+	if t.opts.KeepCache && !t.passthrough.Load() {
 		return h, fuse.FOPEN_KEEP_CACHE, 0
 	}
 	return h, 0, 0
