@@ -37,6 +37,14 @@
 // the root; os.Root, which walks one element at a time, answers every
 // failure and every write. docs/bench/hostfs.md has the numbers.
 //
+// # Host descriptors
+//
+// Open files implement [semfs.Fder]: HostFd returns the host file's
+// descriptor, which the FUSE front end hands to the kernel (passthrough)
+// so that reads and writes bypass the daemon. In Overlay mode files have
+// none, since a path's bytes may move into memory while a descriptor of the
+// host file is in use.
+//
 // # Hidden paths
 //
 // Paths listed with the [Hide] option ("/.semfs" by default, where the index
