@@ -2,6 +2,8 @@ package meta_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -113,4 +115,53 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	if _, err := ix.File(context.Background(), "/bad"); !errors.Is(err, semfs.ErrNotExist) {
 		t.Errorf("/bad has a row: %v", err)
 	}
+}
+
+// A file renamed while open for writing (a log rotated under its writer)
+// is indexed at close under its new path, with the bytes written after the
+// rename; a rename of its directory moves it too.
+func TestWriteAfterRenameWhileOpen(t *testing.T) {
+	f, ix := newFS(t, nil)
+	ctx := as("logger")
+	if err := f.MkdirAll(ctx, "/logs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.OpenFile(ctx, "/logs/app.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("first line\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rename(ctx, "/logs/app.log", "/logs/app.log.1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rename(ctx, "/logs", "/old-logs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("second line, after rotation\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "first line\nsecond line, after rotation\n"
+	rec, err := ix.File(context.Background(), "/old-logs/app.log.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Size != int64(len(want)) || rec.Hash != hashHex(want) {
+		t.Errorf("row after close: size %d hash %s; want size %d hash %s (the bytes written after the rename)",
+			rec.Size, rec.Hash, len(want), hashHex(want))
+	}
+	for _, gone := range []string{"/logs/app.log", "/logs/app.log.1"} {
+		if _, err := ix.File(context.Background(), gone); err == nil {
+			t.Errorf("a row remains at %s", gone)
+		}
+	}
+}
+
+func hashHex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }

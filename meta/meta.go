@@ -126,6 +126,8 @@ type FS struct {
 
 	vis restricted // files with restricted visibility
 
+	writers writers // files open for writing
+
 	queue   chan string
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -292,8 +294,10 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 && flag&(os.O_CREATE|os.O_TRUNC) == 0 {
 		return h, nil
 	}
-	return &writeFile{RWFile: h, f: f, ctx: context.WithoutCancel(ctx), path: p,
-		dirty: flag&(os.O_CREATE|os.O_TRUNC) != 0}, nil
+	w := &writeFile{RWFile: h, f: f, ctx: context.WithoutCancel(ctx), path: p,
+		dirty: flag&(os.O_CREATE|os.O_TRUNC) != 0}
+	f.writers.add(w)
+	return w, nil
 }
 
 var _ semfs.Fder = (*writeFile)(nil)
@@ -303,8 +307,8 @@ type writeFile struct {
 	semfs.RWFile
 	f     *FS
 	ctx   context.Context
-	path  string
 	mu    sync.Mutex
+	path  string // where the file is now: Rename moves it
 	dirty bool
 }
 
@@ -330,15 +334,25 @@ func (w *writeFile) HostFd() (int, bool) {
 
 func (w *writeFile) Close() error {
 	err := w.RWFile.Close()
+	defer w.f.writers.drop(w)
 	w.mu.Lock()
 	dirty := w.dirty
 	w.dirty = false
 	w.mu.Unlock()
-	if err == nil && dirty {
-		w.f.changed(w.ctx, Change{Op: ChangeWrite, Path: w.path})
-		w.f.writtenBehind(w.ctx, w.path)
+	if err != nil || !dirty {
+		return err
 	}
-	return err
+	// A rename may move the file while it is being indexed: index it
+	// again under its new path (writtenBehind skips a path that is gone).
+	for p := w.f.writers.path(w); ; {
+		w.f.changed(w.ctx, Change{Op: ChangeWrite, Path: p})
+		w.f.writtenBehind(w.ctx, p)
+		now := w.f.writers.path(w)
+		if now == p {
+			return nil
+		}
+		p = now
+	}
 }
 
 // Remove implements semfs.RemoveFS.
@@ -390,11 +404,11 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err != nil {
 		return err
 	}
-	if err := semfs.Rename(ctx, f.base, o, n); err != nil {
-		return err
-	}
 	if o == n {
-		return nil
+		return semfs.Rename(ctx, f.base, o, n)
+	}
+	if err := f.writers.rename(o, n, func() error { return semfs.Rename(ctx, f.base, o, n) }); err != nil {
+		return err
 	}
 	f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
 	ctx = context.WithoutCancel(ctx)
