@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Kind is what a segment's postings carry.
@@ -169,11 +170,18 @@ func (b *Builder) AddTerms(terms []string) {
 	b.n++
 }
 
+// triPool holds AddTrigrams' list indexes (8 MiB each, all zero), so that
+// a Put of one file does not allocate and clear one.
+var triPool = sync.Pool{New: func() any {
+	s := make([]int32, 1<<21)
+	return &s
+}}
+
 // AddTrigrams adds a document of distinct packed trigrams
 // (index.PackTrigram; a Trigram segment) as the next local number.
 func (b *Builder) AddTrigrams(tris []uint32) {
 	if b.tri == nil {
-		b.tri = make([]int32, 1<<21)
+		b.tri = *triPool.Get().(*[]int32)
 	}
 	for _, t := range tris {
 		t &= 1<<21 - 1
@@ -192,6 +200,15 @@ func (b *Builder) AddTrigrams(tris []uint32) {
 // Segment returns the built segment; its IDs are zero until the caller
 // sets them.
 func (b *Builder) Segment() *Segment {
+	if b.tri != nil {
+		// Hand the index back clean: only the entries of b's terms are set.
+		for _, t := range b.terms {
+			b.tri[uint32(t[0])<<16|uint32(t[1])<<8|uint32(t[2])] = 0
+		}
+		tri := b.tri
+		triPool.Put(&tri)
+		b.tri = nil
+	}
 	s := flatten(b.kind, b.terms, b.lists, int(b.n))
 	if b.kind == Text {
 		s.PathLen, s.BodyLen = b.pathLen, b.bodyLen
