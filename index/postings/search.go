@@ -37,12 +37,11 @@ func (x *Index) stats(terms []string) stats {
 	for i, t := range terms {
 		df := 0
 		for _, g := range x.segs {
-			p := g.s.postings(t)
 			if g.ndead == 0 {
-				df += len(p.docs)
+				df += g.s.count(t)
 				continue
 			}
-			for _, d := range p.docs {
+			for _, d := range g.s.postings(t).docs {
 				if !g.isDead(d) {
 					df++
 				}

@@ -39,10 +39,10 @@ type Segment struct {
 	pathTF []uint16 // Text only, parallel to docs
 	bodyTF []uint32
 
-	// A decoded Trigram segment keeps its encoded bytes and decodes a
-	// term's list when it is asked for (grep lookups are rare, and these
-	// lists are most of an index's postings): raw[toffs[i]:] holds
-	// dfs[i] document gaps.
+	// A decoded segment keeps its encoded bytes and decodes a term's list
+	// when a lookup asks for it (about a third of the memory of decoded
+	// lists; a lookup decodes only its own terms' lists): raw[toffs[i]:]
+	// holds dfs[i] document gaps (and, for Text, the frequencies).
 	raw   []byte
 	toffs []uint32
 	dfs   []uint32
@@ -66,15 +66,27 @@ func (s *Segment) postings(term string) plist {
 // postingsAt returns the list of s.terms[i].
 func (s *Segment) postingsAt(i int) plist {
 	if s.raw != nil {
-		docs := make([]uint32, s.dfs[i])
-		b, last := s.raw[s.toffs[i]:], uint64(0)
-		for j := range docs {
-			g, n := binary.Uvarint(b)
-			b = b[n:]
-			last += g
-			docs[j] = uint32(last)
+		n := s.dfs[i]
+		p := plist{docs: make([]uint32, n)}
+		if s.Kind == Text {
+			p.path, p.body = make([]uint16, n), make([]uint32, n)
 		}
-		return plist{docs: docs}
+		b, last := s.raw[s.toffs[i]:], uint64(0)
+		for j := range p.docs {
+			g, k := binary.Uvarint(b)
+			b = b[k:]
+			last += g
+			p.docs[j] = uint32(last)
+			if s.Kind == Text {
+				v, k := binary.Uvarint(b)
+				b = b[k:]
+				p.path[j] = uint16(v)
+				v, k = binary.Uvarint(b)
+				b = b[k:]
+				p.body[j] = uint32(v)
+			}
+		}
+		return p
 	}
 	a, b := s.offs[i], s.offs[i+1]
 	p := plist{docs: s.docs[a:b]}
@@ -82,6 +94,18 @@ func (s *Segment) postingsAt(i int) plist {
 		p.path, p.body = s.pathTF[a:b], s.bodyTF[a:b]
 	}
 	return p
+}
+
+// count is the number of documents in the list of term.
+func (s *Segment) count(term string) int {
+	i, ok := slices.BinarySearch(s.terms, term)
+	switch {
+	case !ok:
+		return 0
+	case s.raw != nil:
+		return int(s.dfs[i])
+	}
+	return int(s.offs[i+1] - s.offs[i])
 }
 
 // plist is one term's postings in one segment.
@@ -310,6 +334,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // (document gaps as uvarints, and for Text the two frequencies), and a
 // CRC-32C of everything before it.
 func (s *Segment) Encode() []byte {
+	if s.raw != nil {
+		return s.raw
+	}
 	out := make([]byte, 0, 16+5*len(s.IDs)+8*len(s.terms)+4*len(s.docs))
 	out = append(out, magic...)
 	out = append(out, byte(s.Kind))
@@ -411,7 +438,6 @@ func Decode(b []byte) (*Segment, error) {
 	}
 	nt := d.uvarint(uint64(len(d.b)))
 	s.terms = make([]string, 0, nt)
-	s.offs = make([]uint32, 0, nt+1)
 	for range nt {
 		if d.err != nil {
 			break
@@ -427,12 +453,9 @@ func Decode(b []byte) (*Segment, error) {
 			break
 		}
 		s.terms = append(s.terms, t)
-		s.offs = append(s.offs, uint32(len(s.docs)))
 		df := d.uvarint(n)
-		if s.Kind == Trigram {
-			s.toffs = append(s.toffs, uint32(len(body)-len(d.b)))
-			s.dfs = append(s.dfs, uint32(df))
-		}
+		s.toffs = append(s.toffs, uint32(len(body)-len(d.b)))
+		s.dfs = append(s.dfs, uint32(df))
 		last := uint64(0)
 		for j := range df {
 			g := d.uvarint(n)
@@ -442,13 +465,9 @@ func Decode(b []byte) (*Segment, error) {
 				break
 			}
 			last = doc
-			if s.Kind == Trigram {
-				continue
-			}
-			s.docs = append(s.docs, uint32(doc))
 			if s.Kind == Text {
-				s.pathTF = append(s.pathTF, uint16(d.uvarint(1<<16-1)))
-				s.bodyTF = append(s.bodyTF, uint32(d.uvarint(1<<32-1)))
+				d.uvarint(1<<16 - 1)
+				d.uvarint(1<<32 - 1)
 			}
 		}
 	}
@@ -458,9 +477,6 @@ func Decode(b []byte) (*Segment, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	s.offs = append(s.offs, uint32(len(s.docs)))
-	if s.Kind == Trigram {
-		s.raw, s.offs = b, nil
-	}
+	s.raw, s.offs = b, nil
 	return s, nil
 }

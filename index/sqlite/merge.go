@@ -51,15 +51,13 @@ func (ix *Index) mergeOnce(ctx context.Context) bool {
 		}
 		m.Build()
 		data := m.Seg.Encode()
-		if k.kind == kindGrep {
-			seg, err := postings.Decode(data)
-			if err != nil {
-				slog.Error("index: postings merge", "err", err)
-				return false
-			}
-			m.Seg = seg
+		seg, err := postings.Decode(data) // the compact form, as loaded
+		if err != nil {
+			slog.Error("index: postings merge", "err", err)
+			return false
 		}
-		err := ix.write(ctx, "merge", "/", func(tx *sql.Tx) ([]memOp, error) {
+		m.Seg = seg
+		err = ix.write(ctx, "merge", "/", func(tx *sql.Tx) ([]memOp, error) {
 			dead, ok := k.x.Dead(m)
 			if !ok {
 				return nil, nil // the index was rebuilt meanwhile

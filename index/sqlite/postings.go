@@ -213,12 +213,10 @@ func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp,
 			return errors.New("postings: segment documents and rows disagree")
 		}
 		data := seg.Encode()
-		if kind == kindGrep {
-			// Keep the compact form in memory (lists decoded on demand).
-			var err error
-			if seg, err = postings.Decode(data); err != nil {
-				return err
-			}
+		// Keep the compact form in memory (lists decoded on demand).
+		seg, err := postings.Decode(data)
+		if err != nil {
+			return err
 		}
 		var id int64
 		if err := ix.txQueryRow(ctx, tx, `INSERT INTO postings(kind, data) VALUES (?, ?) RETURNING id`, kind, data).Scan(&id); err != nil {
