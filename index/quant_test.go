@@ -357,6 +357,12 @@ func TestNearestQuantAdversarial(t *testing.T) {
 			}
 			queries := [][]float32{base[0], base[1], randUnit(rng, d), make([]float32, d)}
 			queries = append(queries, adversarialRows(rng, d, false)[1:]...)
+			// Queries so large that scores overflow: the float32 scan.
+			for _, x := range adversarialRows(rng, d, true) {
+				if n := math.Sqrt(float64(dotGo(x, x))); n > quantQueryMax || math.IsInf(n, 0) {
+					queries = append(queries, x)
+				}
+			}
 			check := func(wantQuant bool) {
 				t.Helper()
 				for qi, q := range queries {
