@@ -19,11 +19,12 @@ import (
 // and the float32 dot product that scores the rows differs from q·v by at
 // most γ‖q‖‖v‖ plus an underflow term (any summation order; Higham,
 // Accuracy and Stability of Numerical Algorithms, §3.1). A row is skipped
-// only when q̂·v̂ plus all of that is below the similarity floor and below
-// the worst score the answer holds, i.e. only when the float32 scan would
-// have rejected it at that point too. Rows with non-finite components and
-// rows whose float32 dot product could overflow always get the exact dot
-// product; a query with a non-finite component is scanned in float32.
+// only when q̂·v̂ plus all of that is below min and below the k-th best
+// q̂·v̂ minus all of that, i.e. only when it cannot be among the best k
+// rows reaching min (see quantTop and Vectors.rerank). That argument needs
+// every score to be a number, so a space holding a row with a non-finite
+// component or a norm above quantNormMax, and a query that is not finite or
+// above quantQueryMax, are scanned in float32 as before.
 
 // quantAlign is the padding of a quantized row: the kernels step 16 codes.
 const quantAlign = 16
@@ -34,7 +35,7 @@ func quantStride(dims int) int { return (dims + quantAlign - 1) &^ (quantAlign -
 // rowQuant is what a lookup needs besides a row's codes.
 type rowQuant struct {
 	scale float32 // v ≈ scale·codes
-	err   float32 // ≥ ‖v − scale·codes‖; +Inf for a row that must always be compared exactly
+	err   float32 // ≥ ‖v − scale·codes‖; +Inf for a row with a non-finite component
 	norm  float32 // ≥ ‖v‖
 }
 
@@ -98,7 +99,7 @@ type quantQuery struct {
 	perErr  float64 // bound per unit of a row's err: ‖q̂‖
 	abs     float64 // underflow slack
 	norm    float64 // ‖q‖
-	huge    float64 // rows with norm above this could overflow float32: always exact
+	huge    float64 // rows with norm above this could overflow float32: bounds says so
 }
 
 // quantMaxCode is the largest query code for rows of stride codes: the
