@@ -240,8 +240,11 @@ func TestRetiredTableDropped(t *testing.T) {
 func TestReplaceWithinAndAcrossBatches(t *testing.T) {
 	ctx := context.Background()
 	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	retag := item("/a.md", "", semfs.Tags{Task: "first"})
+	retag.Content = nil // metadata only: keeps the derived data
 	if err := ix.Put(ctx,
 		item("/a.md", "alpha words here\n", semfs.Tags{Task: "first"}),
+		retag,
 		item("/b.md", "beta words here\n", semfs.Tags{}),
 		item("/a.md", "omega words here\n", semfs.Tags{Task: "second"}),
 	); err != nil {
