@@ -302,7 +302,7 @@ func TestVectorsApproxRecall(t *testing.T) {
 
 // BenchmarkNearestApprox200k compares the exact scan with the grouped one
 // on 200 000 clustered 100-dim vectors (the synthetic corpus's chunk count),
-// k=400 as content search asks.
+// k=400 as content search asks, each by the float32 and the int8 scan.
 func BenchmarkNearestApprox200k(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	v := NewVectors()
@@ -313,16 +313,20 @@ func BenchmarkNearestApprox200k(b *testing.B) {
 	v.building.Store(true)
 	v.build()
 	q := vecs[7]
-	b.Run("exact", func(b *testing.B) {
-		for b.Loop() {
-			v.Nearest(q, 400, 0)
-		}
-	})
-	b.Run("approx", func(b *testing.B) {
-		for b.Loop() {
-			v.NearestApprox(q, 400, 0)
-		}
-	})
+	for _, scan := range []string{"float32", "int8"} {
+		quantScan = scan == "int8"
+		b.Run("exact/scan="+scan, func(b *testing.B) {
+			for b.Loop() {
+				v.Nearest(q, 400, 0)
+			}
+		})
+		b.Run("approx/scan="+scan, func(b *testing.B) {
+			for b.Loop() {
+				v.NearestApprox(q, 400, 0)
+			}
+		})
+	}
+	quantScan = true
 }
 
 // TestApproxTinySpace: a build asked for on a space that has (or has
