@@ -12,18 +12,18 @@ import (
 )
 
 // eachKernel runs f with the AVX2 kernels (where the CPU has them) and with
-// the portable ones.
+// the portable ones, which lookups then use too (quantGo).
 func eachKernel(t *testing.T, f func(t *testing.T)) {
 	simd := useAVX2
-	t.Cleanup(func() { useAVX2 = simd })
+	t.Cleanup(func() { useAVX2, quantGo = simd, false })
 	for _, on := range []bool{true, false} {
 		if on && !simd {
 			continue
 		}
-		useAVX2 = on
+		useAVX2, quantGo = on, !on
 		t.Run(fmt.Sprintf("simd=%v", on), f)
 	}
-	useAVX2 = simd
+	useAVX2, quantGo = simd, false
 }
 
 // floatNearest is Nearest by the float32 scan (what Nearest returned
