@@ -112,10 +112,13 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 	}
 	pos := make([]int, len(segs)) // next term of each segment
 	for {
-		term, found := "", false
+		var term []byte
+		found := false
 		for i, g := range segs {
-			if pos[i] < len(g.s.terms) && (!found || g.s.terms[pos[i]] < term) {
-				term, found = g.s.terms[pos[i]], true
+			if pos[i] < g.s.Terms() {
+				if t := g.s.termBytes(pos[i]); !found || string(t) < string(term) {
+					term, found = t, true
+				}
 			}
 		}
 		if !found {
@@ -123,7 +126,7 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 		}
 		start := len(out.docs)
 		for i, g := range segs {
-			if pos[i] >= len(g.s.terms) || g.s.terms[pos[i]] != term {
+			if pos[i] >= g.s.Terms() || string(g.s.termBytes(pos[i])) != string(term) {
 				continue
 			}
 			p := g.s.postingsAt(pos[i])
@@ -141,7 +144,7 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 			}
 		}
 		if len(out.docs) > start {
-			out.terms = append(out.terms, term)
+			out.terms = append(out.terms, string(term))
 			out.offs = append(out.offs, uint32(start))
 		}
 	}

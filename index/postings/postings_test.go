@@ -283,10 +283,19 @@ func TestEncodeDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.IDs, s.IDs) || !slices.Equal(got.PathLen, s.PathLen) || !slices.Equal(got.BodyLen, s.BodyLen) ||
-		!slices.Equal(got.terms, s.terms) {
+		got.Terms() != s.Terms() {
 		t.Fatal("decoded segment differs")
 	}
 	for i, term := range s.terms {
+		if string(got.termBytes(i)) != term {
+			t.Fatalf("term %d: %q, want %q", i, got.termBytes(i), term)
+		}
+		if j, ok := got.find(term); !ok || j != i {
+			t.Fatalf("find(%q) = %d, %v", term, j, ok)
+		}
+		if _, ok := got.find(term + "\x00"); ok {
+			t.Fatalf("found %q", term+"\x00")
+		}
 		a, b := got.postingsAt(i), s.postingsAt(i)
 		if !slices.Equal(a.docs, b.docs) || !slices.Equal(a.path, b.path) || !slices.Equal(a.body, b.body) || got.count(term) != len(b.docs) {
 			t.Fatalf("postings of %q differ", term)
@@ -296,12 +305,14 @@ func TestEncodeDecode(t *testing.T) {
 		t.Fatal("a decoded segment encodes differently")
 	}
 	tb := NewBuilder(Trigram)
-	tb.AddTerms([]string{"abc", "bcd"})
+	long := strings.Repeat("long", 300) // terms have no length limit
+	tb.AddTerms([]string{"abc", "bcd", long})
 	tb.AddTerms([]string{"bcd"})
 	ts := tb.Segment()
 	ts.IDs[0], ts.IDs[1] = 9, 4
 	tg, err := Decode(ts.Encode())
-	if err != nil || !slices.Equal(tg.postings("bcd").docs, []uint32{0, 1}) || !slices.Equal(tg.IDs, []uint32{9, 4}) {
+	if err != nil || !slices.Equal(tg.postings("bcd").docs, []uint32{0, 1}) || !slices.Equal(tg.IDs, []uint32{9, 4}) ||
+		!slices.Equal(tg.postings(long).docs, []uint32{0}) {
 		t.Fatalf("trigram segment: %v %+v", err, tg)
 	}
 	// Every single damaged byte and every truncation is detected.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -46,17 +47,44 @@ type Segment struct {
 	raw   []byte
 	toffs []uint32
 	dfs   []uint32
+	// The terms of a decoded segment stay in raw too (no string per term
+	// per segment): raw[tpos[i]:] is term i's length and bytes.
+	tpos []uint32
 }
 
 // Len is the number of documents in s.
 func (s *Segment) Len() int { return len(s.IDs) }
 
 // Terms is the number of distinct terms in s.
-func (s *Segment) Terms() int { return len(s.terms) }
+func (s *Segment) Terms() int {
+	if s.raw != nil {
+		return len(s.tpos)
+	}
+	return len(s.terms)
+}
+
+// termBytes is term i; the caller must not change or keep it.
+func (s *Segment) termBytes(i int) []byte {
+	if s.raw != nil {
+		b := s.raw[s.tpos[i]:]
+		l, n := binary.Uvarint(b)
+		return b[n : n+int(l)]
+	}
+	return []byte(s.terms[i])
+}
+
+// find returns the number of term in s.
+func (s *Segment) find(term string) (int, bool) {
+	if s.raw == nil {
+		return slices.BinarySearch(s.terms, term)
+	}
+	i := sort.Search(len(s.tpos), func(i int) bool { return string(s.termBytes(i)) >= term })
+	return i, i < len(s.tpos) && string(s.termBytes(i)) == term
+}
 
 // postings returns the list of term (nil when s does not hold it).
 func (s *Segment) postings(term string) plist {
-	i, ok := slices.BinarySearch(s.terms, term)
+	i, ok := s.find(term)
 	if !ok {
 		return plist{}
 	}
@@ -98,7 +126,7 @@ func (s *Segment) postingsAt(i int) plist {
 
 // count is the number of documents in the list of term.
 func (s *Segment) count(term string) int {
-	i, ok := slices.BinarySearch(s.terms, term)
+	i, ok := s.find(term)
 	switch {
 	case !ok:
 		return 0
@@ -437,22 +465,24 @@ func Decode(b []byte) (*Segment, error) {
 		}
 	}
 	nt := d.uvarint(uint64(len(d.b)))
-	s.terms = make([]string, 0, nt)
+	var prevTerm []byte
 	for range nt {
 		if d.err != nil {
 			break
 		}
+		pos := uint32(len(body) - len(d.b))
 		l := d.uvarint(uint64(len(d.b)))
 		if d.err != nil {
 			break
 		}
-		t := string(d.b[:l])
-		d.b = d.b[l:]
-		if len(s.terms) > 0 && s.terms[len(s.terms)-1] >= t {
+		t := d.b[:l]
+		if len(s.tpos) > 0 && string(prevTerm) >= string(t) {
 			d.err = ErrCorrupt
 			break
 		}
-		s.terms = append(s.terms, t)
+		prevTerm = t
+		s.tpos = append(s.tpos, pos)
+		d.b = d.b[l:]
 		df := d.uvarint(n)
 		s.toffs = append(s.toffs, uint32(len(body)-len(d.b)))
 		s.dfs = append(s.dfs, uint32(df))
