@@ -46,3 +46,30 @@ func BenchmarkAnalyzer(b *testing.B) {
 		a.Each(text, func(string) {})
 	}
 }
+
+// BenchmarkTextBuilder: a segment of every file of net/http as one
+// document each, built and flattened.
+func BenchmarkTextBuilder(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	if err != nil || len(files) == 0 {
+		b.Fatal(files, err)
+	}
+	var texts []string
+	n := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(src))
+		n += len(src)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		var tb TextBuilder
+		for i, t := range texts {
+			tb.AddRaw(Terms(files[i]), t)
+		}
+		tb.Segment()
+	}
+}
