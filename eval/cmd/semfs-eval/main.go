@@ -383,7 +383,7 @@ func dump(ctx context.Context, f *meta.FS, path string, qs []eval.Question, rs [
 func printBuild(st buildStats) {
 	mb := float64(st.bytes) / 1e6
 	fmt.Printf("| step | wall | CPU (user+sys) | rate per wall s | rate per CPU s |\n|---|---|---|---|---|\n")
-	fmt.Printf("| ingest %.1f MB (read, hash, chunk, FTS5 + trigram; no embedding) | %.2fs | %.2fs | %.1f MB/s | %.1f MB/s |\n",
+	fmt.Printf("| ingest %.1f MB (read, hash, chunk, full-text and grep postings; no embedding) | %.2fs | %.2fs | %.1f MB/s | %.1f MB/s |\n",
 		mb, st.ingest.Seconds(), st.ingestCPU.Seconds(), mb/st.ingest.Seconds(), mb/st.ingestCPU.Seconds())
 	fmt.Printf("| embed %d vectors (tag texts + content chunks) | %.2fs | %.2fs | %.0f/s | %.0f/s |\n", st.vectors,
 		st.embed.Seconds(), st.embedCPU.Seconds(), float64(st.vectors)/st.embed.Seconds(), float64(st.vectors)/st.embedCPU.Seconds())
