@@ -149,6 +149,9 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 	if t.live[ino] != in {
 		return // a newer inode holds the number
 	}
+	if !in.Forgotten() {
+		return // looked up again between go-fuse's forget and this call
+	}
 	delete(t.live, ino)
 	if p, ok := t.paths[ino]; ok {
 		delete(t.paths, ino)
@@ -426,7 +429,17 @@ func (n *node) newChild(ctx context.Context, p string, info fs.FileInfo, out *fu
 	mode := fileType(info)
 	ino := n.t.ino(p, mode)
 	n.t.fillAttr(&out.Attr, info, ino)
-	in := n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
+	// go-fuse keeps the inode it already holds for a number and drops a
+	// new one made for it, so a second lookup of a name must return the
+	// inode the kernel has: a fresh one pinned here would be one the
+	// kernel never got, and every notification addressed to it would
+	// find no such node.
+	n.t.mu.Lock()
+	in := n.t.live[ino]
+	n.t.mu.Unlock()
+	if in == nil || in.StableAttr().Mode != mode {
+		in = n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
+	}
 	n.t.pin(p, ino, mode, in)
 	return in
 }
