@@ -15,70 +15,106 @@ const MaxQueryTokens = 64
 // snake_case, HTTPServer) also yields its parts and its joined form, so that
 // "read file", "ReadFile" and "read_file" find each other.
 func Words(text string, fn func(w string)) {
-	var t tokenizer
-	t.words(text, func(w []byte) { fn(string(w)) })
+	var t Tokenizer
+	t.WordBytes(text, func(w []byte) { fn(string(w)) })
 }
 
 // WordBytes is Words without a string per word, for indexing: fn gets
-// the words of IndexText(text) in order and must not keep the slice (it
+// the words of IndexText(text) in order and must not keep the slice (fn
 // may change its bytes).
 func WordBytes(text string, fn func(w []byte)) {
-	var t tokenizer
-	t.words(text, fn)
+	var t Tokenizer
+	t.WordBytes(text, fn)
 }
 
-// tokenizer splits text as Words does. ASCII words, nearly all of source
-// code, take a byte path that allocates nothing; a word holding any other
-// rune takes emitWord, which is the definition.
-type tokenizer struct {
+// NextRun returns the bounds of the first run of word runes (letters,
+// digits, underscores) in text at or after byte i, or start == end ==
+// len(text) when there is none. Words gives the words of each run in
+// turn, and the words of a run are those of Words(text[start:end]) — so
+// a caller can cache them by the run's bytes.
+func NextRun(text string, i int) (start, end int) {
+	start, end, _ = nextRun(text, i)
+	return start, end
+}
+
+// A Tokenizer is WordBytes keeping its buffers between calls. The zero
+// value is ready; a Tokenizer is not safe for concurrent use.
+//
+// ASCII words, nearly all of source code, take a byte path that
+// allocates nothing; a word holding any other rune takes emitWord, which
+// is the definition.
+type Tokenizer struct {
 	buf   []byte   // the lower-cased word or its joined parts
 	parts [][2]int // part boundaries within the word
 }
 
-// isWordByte tells which ASCII bytes are word runes.
-var isWordByte = func() (t [128]bool) {
+// byteClass classifies bytes for the run scan.
+const (
+	sepByte   = iota // not a word rune
+	wordByte         // an ASCII letter, digit or underscore
+	multiByte        // starts or continues a multi-byte rune: decode it
+)
+
+var byteClass = func() (t [256]uint8) {
 	for c := range t {
-		t[c] = isWordRune(rune(c))
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = multiByte
+		case isWordRune(rune(c)):
+			t[c] = wordByte
+		}
 	}
 	return t
 }()
 
-// words calls emit with each word of text, in the order Words gives them;
-// emit must not keep the slice.
-func (t *tokenizer) words(text string, emit func(w []byte)) {
-	for i := 0; i < len(text); {
-		// Skip to the start of a word.
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if !isWordByte[c] {
-				i++
-				continue
-			}
-		} else if r, n := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
-			i += n
-			continue
+// nextRun is NextRun, also telling whether the run is all ASCII. Its
+// inner loops step over ASCII bytes by table; a multi-byte rune is
+// decoded where one starts.
+func nextRun(text string, i int) (start, end int, ascii bool) {
+	for {
+		for i < len(text) && byteClass[text[i]] == sepByte {
+			i++
 		}
-		start, ascii := i, true
-		for i < len(text) {
-			c := text[i]
-			if c < utf8.RuneSelf {
-				if !isWordByte[c] {
-					break
-				}
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(text[i:])
-			if !isWordRune(r) {
-				break
-			}
-			ascii = false
-			i += n
+		if i == len(text) || byteClass[text[i]] == wordByte {
+			break
 		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if isWordRune(r) {
+			break
+		}
+		i += n
+	}
+	start, ascii = i, true
+	for {
+		for i < len(text) && byteClass[text[i]] == wordByte {
+			i++
+		}
+		if i == len(text) || byteClass[text[i]] == sepByte {
+			break
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			break
+		}
+		ascii = false
+		i += n
+	}
+	return start, i, ascii
+}
+
+// WordBytes calls emit with each word of text, in the order Words gives
+// them; emit must not keep the slice, and may change its bytes.
+func (t *Tokenizer) WordBytes(text string, emit func(w []byte)) {
+	for i := 0; ; {
+		start, end, ascii := nextRun(text, i)
+		if start == end {
+			return
+		}
+		i = end
 		if ascii {
-			t.asciiWord(text[start:i], emit)
+			t.asciiWord(text[start:end], emit)
 		} else {
-			emitWord(text[start:i], func(w string) {
+			emitWord(text[start:end], func(w string) {
 				t.buf = append(t.buf[:0], w...)
 				emit(t.buf)
 			})
@@ -88,7 +124,7 @@ func (t *tokenizer) words(text string, emit func(w []byte)) {
 
 // asciiWord is emitWord for a word of ASCII letters, digits and
 // underscores.
-func (t *tokenizer) asciiWord(w string, emit func([]byte)) {
+func (t *Tokenizer) asciiWord(w string, emit func([]byte)) {
 	t.parts = t.parts[:0]
 	for i := 0; i < len(w); {
 		if w[i] == '_' {
@@ -203,8 +239,8 @@ func splitIdent(w string) []string {
 // (the words of Words separated by spaces).
 func IndexText(text string) string {
 	b := make([]byte, 0, len(text)+len(text)/4)
-	var t tokenizer
-	t.words(text, func(w []byte) {
+	var t Tokenizer
+	t.WordBytes(text, func(w []byte) {
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // wordsByDefinition is Words written plainly: runs of word runes, each
@@ -44,6 +45,29 @@ func checkWords(t *testing.T, name, text string) {
 	}
 	if it := IndexText(text); it != strings.Join(want, " ") {
 		t.Fatalf("%s: IndexText differs", name)
+	}
+	// The words of each run NextRun finds, in turn, are the words of the
+	// text, and each run is maximal.
+	got = got[:0]
+	for i := 0; ; {
+		start, end := NextRun(text, i)
+		if start == end {
+			if start != len(text) {
+				t.Fatalf("%s: empty run at %d", name, start)
+			}
+			break
+		}
+		if r, _ := utf8.DecodeLastRuneInString(text[:start]); start > 0 && isWordRune(r) {
+			t.Fatalf("%s: run at %d starts after a word rune", name, start)
+		}
+		if r, _ := utf8.DecodeRuneInString(text[end:]); end < len(text) && isWordRune(r) {
+			t.Fatalf("%s: run at %d ends before a word rune", name, start)
+		}
+		Words(text[start:end], func(w string) { got = append(got, w) })
+		i = end
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: the words of NextRun's runs differ (%d words, want %d)", name, len(got), len(want))
 	}
 }
 

@@ -1,12 +1,31 @@
 package postings
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"sort"
-
-	"github.com/semfs/semfs/index"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/semfs/semfs/index"
 )
+
+// MaxTermBytes is the longest term: longer words are cut to their first
+// MaxTermBytes bytes (even inside a rune), as FTS5 cuts every token at
+// FTS5_MAX_TOKEN_SIZE. No query reaches such a term (index.QueryTokens
+// drops words over 64 runes), so the cut only bounds the memory a base64
+// blob or minified line costs, and keeps the token stream FTS5's.
+const MaxTermBytes = 32768
+
+// term turns a folded word into its term: cut at MaxTermBytes, then
+// stemmed (in place).
+func term(w []byte) []byte {
+	if len(w) > MaxTermBytes {
+		return w[:MaxTermBytes]
+	}
+	return Stem(w)
+}
 
 // Analyze calls emit with each term of text, an index.IndexText output,
 // in order. It is the token stream SQLite FTS5 gave the same text with
@@ -20,7 +39,7 @@ import (
 // are neither letters nor decimal digits in Go never reach this function
 // from index.IndexText and are treated as separators.
 func Analyze(text string, emit func(term []byte)) {
-	words(text, func(w []byte) { emit(Stem(w)) })
+	words(text, func(w []byte) { emit(term(w)) })
 }
 
 // words calls emit with each folded, unstemmed word of text (Analyze
@@ -66,33 +85,46 @@ func words(text string, emit func(w []byte)) {
 // string: IndexText's words are lower-case letters and digits, nearly
 // always ASCII and so already folded.
 func rawWords(text string, emit func(w []byte)) {
-	index.WordBytes(text, func(w []byte) {
-		for _, c := range w {
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
-				words(string(w), emit)
-				return
-			}
+	var t index.Tokenizer
+	t.WordBytes(text, func(w []byte) { foldWord(w, emit) })
+}
+
+// foldWord calls emit with the folded words of w, a word of
+// index.IndexText: w itself when it is ASCII, already folded.
+func foldWord(w []byte, emit func(w []byte)) {
+	for _, c := range w {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			words(string(w), emit)
+			return
 		}
-		emit(w)
-	})
+	}
+	emit(w)
 }
 
 // TextTerms returns the terms of index.IndexText(text) (see Analyze).
 func TextTerms(text string) []string {
 	var out []string
-	rawWords(text, func(w []byte) { out = append(out, string(Stem(w))) })
+	rawWords(text, func(w []byte) { out = append(out, string(term(w))) })
 	return out
 }
 
 // Analyzer is Analyze with a cache of stems: source code and prose repeat
 // their words, and stemming is most of the cost of analysis. It numbers
 // the distinct terms it has seen, so that counting a document's terms
-// (TextDoc) costs one map lookup per word. An Analyzer is not safe for
-// concurrent use.
+// (TextDoc) costs one map lookup per word. Raw text (TextBuilder.AddRaw)
+// is cached a level up, by runs of word runes as they stand in the text:
+// a repeated identifier costs one lookup for all its terms, and is
+// neither split, lower-cased nor folded again. An Analyzer is not safe
+// for concurrent use.
 type Analyzer struct {
-	words map[string]int32 // folded word → term number
-	ids   map[string]int32 // term → term number
-	terms []string         // term number → term
+	words   map[string]int32 // folded word → term number
+	ids     map[string]int32 // term → term number
+	terms   []string         // term number → term
+	runs    runCache         // raw run → term numbers of its words
+	stems   runCache         // folded word → term number, for runs missed
+	tok     index.Tokenizer  // splits the runs missed
+	stem    []byte           // a copy of a word to stem in place
+	scratch []byte           // the term numbers of a run not cached
 
 	tf   []TF    // per term number: frequencies in the current document
 	seen []int32 // term numbers of the current document
@@ -106,8 +138,16 @@ type Analyzer struct {
 // only between documents).
 const maxStems = 1 << 16
 
-// reset empties the cache when it is full (or was never made).
+// reset empties the caches when they are full (or were never made). Term
+// numbers change only when the Analyzer is not pinned, and then the run
+// cache, which holds them, starts over too.
 func (a *Analyzer) reset() {
+	if a.runs.n >= maxRuns {
+		a.runs.clear()
+	}
+	if a.stems.n >= maxStems {
+		a.stems.clear()
+	}
 	if a.words != nil && len(a.words) < maxStems {
 		return
 	}
@@ -115,6 +155,8 @@ func (a *Analyzer) reset() {
 	if a.ids == nil || !a.pinned {
 		a.ids = make(map[string]int32, 1024)
 		a.terms, a.tf = a.terms[:0], a.tf[:0]
+		a.runs.clear()
+		a.stems.clear()
 	}
 }
 
@@ -136,7 +178,7 @@ func (a *Analyzer) wordID(w []byte) int32 {
 		return id
 	}
 	word := string(w)
-	t := string(Stem(w))
+	t := string(term(w))
 	if t == word {
 		t = word
 	}
@@ -180,11 +222,27 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 		}
 	}
 	var n uint32
-	each := words
 	if raw {
-		each = rawWords
+		for i := 0; ; {
+			start, end := index.NextRun(body, i)
+			if start == end {
+				break
+			}
+			i = end
+			ids := a.runIDs(body[start:end])
+			for ; len(ids) >= 4; ids = ids[4:] {
+				id := binary.LittleEndian.Uint32(ids)
+				tf := &a.tf[id]
+				if *tf == (TF{}) {
+					a.seen = append(a.seen, int32(id))
+				}
+				tf.Body++
+				n++
+			}
+		}
+		return n
 	}
-	each(body, func(w []byte) {
+	words(body, func(w []byte) {
 		id := a.wordID(w)
 		tf := &a.tf[id]
 		if *tf == (TF{}) {
@@ -194,6 +252,193 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 		n++
 	})
 	return n
+}
+
+// runIDs returns the term numbers of the words of run, a run of word
+// runes of raw text (index.NextRun), each 4 bytes little-endian; the
+// caller must not keep the slice.
+func (a *Analyzer) runIDs(run string) []byte {
+	c := &a.runs
+	h := hashString(run)
+	slot, ids, ok := c.find(run, h)
+	if ok {
+		return ids
+	}
+	if len(run) > maxRunBytes || c.n >= maxRuns {
+		a.scratch = a.scratch[:0]
+		a.tok.WordBytes(run, func(w []byte) {
+			foldWord(w, func(w []byte) { a.scratch = binary.LittleEndian.AppendUint32(a.scratch, uint32(a.stemID(w))) })
+		})
+		return a.scratch
+	}
+	e := c.open(run)
+	a.tok.WordBytes(run, func(w []byte) {
+		foldWord(w, func(w []byte) { c.add(a.stemID(w)) })
+	})
+	return c.close(slot, h, e)
+}
+
+// stemID is wordID through the byte-keyed table a.stems: no string is
+// made for a word, only for a new term.
+func (a *Analyzer) stemID(w []byte) int32 {
+	if len(w) > maxRunBytes {
+		return a.termBytesID(term(w)) // not stemmed (Stem), and rare
+	}
+	c := &a.stems
+	// The string shares w's bytes only while find and open read them.
+	word := unsafe.String(unsafe.SliceData(w), len(w))
+	h := hashString(word)
+	slot, ids, ok := c.find(word, h)
+	if ok {
+		return int32(binary.LittleEndian.Uint32(ids))
+	}
+	a.stem = append(a.stem[:0], w...)
+	id := a.termBytesID(term(a.stem))
+	if c.n < maxStems {
+		e := c.open(word)
+		c.add(id)
+		c.close(slot, h, e)
+	}
+	return id
+}
+
+// termBytesID is termID of string(t), making that string only for a new
+// term.
+func (a *Analyzer) termBytesID(t []byte) int32 {
+	if id, ok := a.ids[string(t)]; ok {
+		return id
+	}
+	return a.termID(string(t))
+}
+
+// maxRuns bounds the runs an Analyzer caches (see reset), maxRunBytes the
+// length of one (and of a cached word): longer runs are rare and seldom
+// repeat.
+const (
+	maxRuns     = 1 << 16
+	maxRunBytes = 64
+)
+
+// runCache maps short keys (runs of raw text, or folded words) to term
+// numbers. It is an open-addressing table, at most half full, of 8-byte
+// slots pointing into one arena of entries, each a key with its numbers:
+// a lookup hashes the key once, allocates nothing, and reads one slot
+// and one entry.
+type runCache struct {
+	slots []uint64 // low 32 bits of the key's hash (its tag) <<32 | entry offset+1; 0 is empty
+	data  []byte   // entries: key length, count of numbers, key, numbers (4 bytes LE each)
+	n     int      // entries
+}
+
+func (c *runCache) clear() {
+	clear(c.slots)
+	c.data, c.n = c.data[:0], 0
+}
+
+// find returns the numbers of key, whose hash is h, or the empty slot
+// where key belongs.
+func (c *runCache) find(key string, h uint64) (slot int, ids []byte, ok bool) {
+	if c.slots == nil {
+		c.slots = make([]uint64, 4096)
+	}
+	mask := len(c.slots) - 1
+	tag := h << 32
+	for i := int(uint32(h)) & mask; ; i = (i + 1) & mask {
+		s := c.slots[i]
+		if s == 0 {
+			return i, nil, false
+		}
+		if s&^(1<<32-1) != tag {
+			continue
+		}
+		e := c.data[uint32(s)-1:]
+		if n := int(e[0]); n == len(key) && string(e[2:2+n]) == key {
+			return i, e[2+n : 2+n+4*int(e[1])], true
+		}
+	}
+}
+
+// open starts the entry of key (at most maxRunBytes long), returning its
+// offset; add appends its numbers, and close puts it in the empty slot
+// find returned for it.
+func (c *runCache) open(key string) int {
+	e := len(c.data)
+	c.data = append(c.data, byte(len(key)), 0)
+	c.data = append(c.data, key...)
+	return e
+}
+
+func (c *runCache) add(id int32) {
+	c.data = binary.LittleEndian.AppendUint32(c.data, uint32(id))
+}
+
+// close ends the entry at offset e and returns its numbers.
+func (c *runCache) close(slot int, h uint64, e int) []byte {
+	n := int(c.data[e])
+	ids := c.data[e+2+n:]
+	c.data[e+1] = byte(len(ids) / 4)
+	c.slots[slot] = h<<32 | uint64(e+1)
+	c.n++
+	if 2*c.n > len(c.slots) {
+		c.grow()
+	}
+	return ids
+}
+
+// grow doubles the table, placing each entry again by its tag.
+func (c *runCache) grow() {
+	old := c.slots
+	c.slots = make([]uint64, 2*len(old))
+	mask := len(c.slots) - 1
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := int(s>>32) & mask
+		for c.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.slots[i] = s
+	}
+}
+
+// hashString hashes s for runCache (wyhash's mixing of its first and
+// last bytes, 8 at a time); runCache uses its low 32 bits.
+func hashString(s string) uint64 {
+	const k0, k1, k2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db, 0x8ebc6af09c88c6e3
+	n := len(s)
+	var a, b uint64
+	switch {
+	case n > 16:
+		h := uint64(k0)
+		for i := 0; i+16 < n; i += 16 {
+			h = mix(le64(s[i:])^k1, le64(s[i+8:])^h)
+		}
+		a, b = le64(s[n-16:])^h, le64(s[n-8:])
+	case n >= 8:
+		a, b = le64(s), le64(s[n-8:])
+	case n >= 4:
+		a, b = uint64(le32(s)), uint64(le32(s[n-4:]))
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+	}
+	return mix(a^k1^uint64(n), b^k2)
+}
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // Terms returns the terms of text (see Analyze) as strings.
