@@ -62,7 +62,25 @@ type tree struct {
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
 }
 
-type ioCount struct{ passthrough, cached int }
+type ioCount struct {
+	passthrough, cached int
+	// backing identifies the host file behind the passthrough handles
+	// while any is open: the kernel serves every later passthrough open
+	// of the inode from the first handle's backing file.
+	backing fileID
+}
+
+// fileID is a host file's identity.
+type fileID struct{ dev, ino uint64 }
+
+// hostID returns the identity of the host file open at fd.
+func hostID(fd int) (fileID, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
 
 // minSweep is the smallest table size at which unheld numbers are swept.
 const minSweep = 1 << 16
@@ -167,7 +185,10 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 // with Options.KeepCache, unless passthrough is on). The kernel requires every open of an inode open
 // by passthrough to be by passthrough, to the same backing file; a handle
 // without a host descriptor cannot be, so it is refused with ETXTBSY
-// (h is closed) until the passthrough handles are closed. Trees whose
+// (h is closed) until the passthrough handles are closed, and a handle
+// on another host file than theirs (the file was replaced behind the
+// mount) is refused with ESTALE and its number dropped, so that the
+// kernel looks the name up again and opens the new file. Trees whose
 // files have a descriptor on some opens and not on others (the access
 // layer's quota-checked writers) should be mounted with NoPassthrough.
 func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -187,6 +208,24 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 	}
 	if c.cached == 0 && t.passthrough.Load() {
 		if fd, ok := semfs.HostFd(h.file()); ok {
+			id, known := hostID(fd)
+			if c.passthrough > 0 && (!known || id != c.backing) {
+				// The file was replaced behind the mount (a temporary
+				// file renamed over it, maybe not reported yet): the
+				// kernel would serve this handle from the old file's
+				// backing, and its writes would go to an unlinked file.
+				// The number is dropped, as a reported replacement
+				// drops it, and ESTALE makes the kernel look the name
+				// up again, to a new inode backed by the new file.
+				h.file().Close()
+				if p, ok := t.paths[ino]; ok {
+					t.dropFile(p)
+				}
+				return nil, 0, syscall.ESTALE
+			}
+			if c.passthrough == 0 {
+				c.backing = id
+			}
 			c.passthrough++
 			h.mode = ioPassthrough
 			return &ptHandle{handle: h, fd: fd}, 0, 0
