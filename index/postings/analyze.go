@@ -162,13 +162,18 @@ func (a *Analyzer) reset() {
 
 // termID returns the number of term t.
 func (a *Analyzer) termID(t string) int32 {
-	id, ok := a.ids[t]
-	if !ok {
-		id = int32(len(a.terms))
-		a.ids[t] = id
-		a.terms = append(a.terms, t)
-		a.tf = append(a.tf, TF{})
+	if id, ok := a.ids[t]; ok {
+		return id
 	}
+	return a.newTerm(t)
+}
+
+// newTerm numbers t, a term a.ids does not hold.
+func (a *Analyzer) newTerm(t string) int32 {
+	id := int32(len(a.terms))
+	a.ids[t] = id
+	a.terms = append(a.terms, t)
+	a.tf = append(a.tf, TF{})
 	return id
 }
 
@@ -308,7 +313,7 @@ func (a *Analyzer) termBytesID(t []byte) int32 {
 	if id, ok := a.ids[string(t)]; ok {
 		return id
 	}
-	return a.termID(string(t))
+	return a.newTerm(string(t))
 }
 
 // maxRuns bounds the runs an Analyzer caches (see reset), maxRunBytes the
