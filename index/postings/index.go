@@ -159,3 +159,53 @@ func popcount(b []uint64) int {
 	}
 	return n
 }
+
+// Added is a segment for Apply to add: stored under ID, with the local
+// documents Dead already deleted.
+type Added struct {
+	ID   int64
+	Seg  *Segment
+	Dead []uint32
+}
+
+// Apply tombstones the live store ids in del and adds segments, under one
+// lock: a lookup sees the index before or after the whole change, never a
+// re-indexed document deleted but not yet added again.
+func (x *Index) Apply(del []uint32, adds ...Added) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, sid := range del {
+		if p, ok := x.where[sid]; ok {
+			x.kill(p)
+		}
+	}
+	for _, a := range adds {
+		x.add(a.ID, a.Seg, a.Dead)
+	}
+}
+
+// Load replaces the segments of x with those of y, a freshly loaded index
+// of the same kind that must not be used afterwards. Merges planned on x
+// before are then dropped (Dead reports false).
+func (x *Index) Load(y *Index) {
+	y.mu.Lock()
+	segs, where, liveLen := y.segs, y.where, y.liveLen
+	y.segs, y.where, y.liveLen = nil, map[uint32]loc{}, 0
+	y.mu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.segs, x.where, x.liveLen = segs, where, liveLen
+}
+
+// Segment returns the segment stored under id, or nil. Segments are
+// immutable, so a store reloading its index can reuse them.
+func (x *Index) Segment(id int64) *Segment {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for _, g := range x.segs {
+		if g.id == id {
+			return g.s
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/index"
 )
 
 // BenchmarkPutSmall measures one durable metadata + derived-data write of a
@@ -60,4 +61,45 @@ func BenchmarkSetEmbedding(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkLookup measures a search and a grep candidate lookup on 2000
+// small files: the in-memory postings plus the rows read with them in one
+// read transaction.
+func BenchmarkLookup(b *testing.B) {
+	ctx := context.Background()
+	ix, err := Open(ctx, filepath.Join(b.TempDir(), "i.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	var items []index.Item
+	for i := range 2000 {
+		items = append(items, item(fmt.Sprintf("/d%d/f%d.txt", i%20, i), fmt.Sprintf("note %d about the quarterly budget review of team %d\n", i, i%50), semfs.Tags{}))
+	}
+	if err := ix.Put(ctx, items...); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("search", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.SearchChunks(ctx, []string{"budget", "team"}, index.Filter{}, 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("search-filtered", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.SearchChunks(ctx, []string{"budget"}, index.Filter{PathPrefix: "/d3"}, 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	q, _, _ := index.PlanGrep("team 4", false, false)
+	b.Run("grep", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := ix.GrepCandidates(ctx, "/", q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -201,12 +201,13 @@ func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, err
 		// The stored segments must decode and agree with the rows and with
 		// the postings in memory.
 		ix.wmu.Lock()
-		text, grep, problems, err := ix.readPostings(ctx)
-		if err == nil && len(problems) == 0 {
-			if a, b := text.Live(), ix.text.Live(); a != b {
+		l, err := ix.readPostingsTx(ctx, true)
+		problems := l.problems
+		if err == nil && len(problems) == 0 && l.gen == ix.gen { // else memory reloads at the next use
+			if a, b := l.text.Live(), ix.text.Live(); a != b {
 				problems = append(problems, fmt.Sprintf("full-text postings: %d stored documents, %d in memory", a, b))
 			}
-			if a, b := grep.Live(), ix.grep.Live(); a != b {
+			if a, b := l.grep.Live(), ix.grep.Live(); a != b {
 				problems = append(problems, fmt.Sprintf("trigram postings: %d stored documents, %d in memory", a, b))
 			}
 		}

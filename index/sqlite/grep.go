@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 
 	"github.com/semfs/semfs/index"
@@ -11,9 +12,24 @@ import (
 // satisfy q (evaluated in memory, index/postings), plus the files without
 // trigram data or pending re-indexing, at or below root.
 func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query) ([]string, int, error) {
+	var out []string
+	var pending int
+	err := ix.readView(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, pending, err = ix.grepCandidates(ctx, tx, root, q)
+		return err
+	})
+	if err != nil {
+		return nil, 0, storeErr("grep", root, err)
+	}
+	return out, pending, nil
+}
+
+// grepCandidates is GrepCandidates in tx, a readView.
+func (ix *Index) grepCandidates(ctx context.Context, tx *sql.Tx, root string, q *index.Query) ([]string, int, error) {
 	cond, args := below("path", root)
 	var pending int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE state = 'pending' AND `+cond, args...).Scan(&pending); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE state = 'pending' AND `+cond, args...).Scan(&pending); err != nil {
 		return nil, 0, storeErr("grep", root, err)
 	}
 	var sqlq string
@@ -32,7 +48,7 @@ func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query
 			` UNION SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND ` + cond
 		qargs = append(append([]any{string(ids)}, args...), args...)
 	}
-	rows, err := ix.db.QueryContext(ctx, sqlq+` ORDER BY 1`, qargs...)
+	rows, err := tx.QueryContext(ctx, sqlq+` ORDER BY 1`, qargs...)
 	if err != nil {
 		return nil, 0, storeErr("grep", root, err)
 	}

@@ -70,8 +70,8 @@ func (ix *Index) mergeOnce(ctx context.Context) bool {
 					return nil, err
 				}
 			}
-			var id int64
-			if err := ix.txQueryRow(ctx, tx, `INSERT INTO postings(kind, data) VALUES (?, ?) RETURNING id`, k.kind, data).Scan(&id); err != nil {
+			id, err := ix.insertSegment(ctx, tx, k.kind, data)
+			if err != nil {
 				return nil, err
 			}
 			tombs := make([][2]int64, len(dead))

@@ -21,108 +21,226 @@ const (
 // derived data when they are damaged or disagree with the rows.
 func (ix *Index) openPostings(ctx context.Context) error {
 	ix.wmu.Lock()
-	text, grep, problems, err := ix.readPostings(ctx)
+	l, err := ix.readPostingsTx(ctx, true)
+	if err == nil && len(l.problems) == 0 {
+		ix.text, ix.grep, ix.gen = l.text, l.grep, l.gen
+	}
 	ix.wmu.Unlock()
 	if err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	if len(problems) == 0 {
-		ix.text, ix.grep = text, grep
+	if len(l.problems) == 0 {
 		return nil
 	}
 	if err := ix.rebuildDerived(ctx); err != nil {
 		return err
 	}
-	ix.Repaired = append(ix.Repaired, problems...)
+	ix.Repaired = append(ix.Repaired, l.problems...)
 	return nil
 }
 
-// readPostings decodes every segment and its tombstones from the store
-// and checks them against the rows they index: a segment that fails its
-// checksum, a tombstone of no segment, or live documents that do not
-// match the chunks and grep-indexed files are problems. Call it holding
-// wmu.
-func (ix *Index) readPostings(ctx context.Context) (text, grep *postings.Index, problems []string, err error) {
+// loaded is the postings read from the store at generation gen.
+type loaded struct {
+	text, grep *postings.Index
+	gen        int64
+	problems   []string
+}
+
+// readPostingsTx is readPostings in a read transaction of its own. Call
+// it holding wmu.
+func (ix *Index) readPostingsTx(ctx context.Context, full bool) (loaded, error) {
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, nil, nil, err
+		return loaded{}, err
 	}
 	defer tx.Rollback()
+	return ix.readPostings(ctx, tx, full)
+}
+
+// readPostings decodes every segment and its tombstones from the store,
+// with the generation they are at, and checks them: a segment that fails
+// its checksum, a tombstone of no segment or out of range, or a document
+// live in two segments are problems; with full, so are live documents
+// that are not as many as the chunks and the grep-indexed files. Segments
+// already in memory are reused (segment ids are never reused, and
+// segments never change) unless full, which checks every stored
+// segment. Call it holding wmu.
+func (ix *Index) readPostings(ctx context.Context, tx *sql.Tx, full bool) (loaded, error) {
+	var l loaded
+	var err error
+	if l.gen, err = ix.readGen(ctx, tx); err != nil {
+		return l, err
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT seg, doc FROM postings_dead`)
 	if err != nil {
-		return nil, nil, nil, err
+		return l, err
 	}
 	dead := map[int64][]uint32{}
 	for rows.Next() {
 		var seg, doc int64
 		if err := rows.Scan(&seg, &doc); err != nil {
 			rows.Close()
-			return nil, nil, nil, err
+			return l, err
 		}
 		dead[seg] = append(dead[seg], uint32(doc))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, nil, err
+		return l, err
 	}
-	text, grep = postings.New(postings.Text), postings.New(postings.Trigram)
-	rows, err = tx.QueryContext(ctx, `SELECT id, kind, data FROM postings ORDER BY id`)
+	type stored struct {
+		id   int64
+		kind int
+	}
+	var segs []stored
+	rows, err = tx.QueryContext(ctx, `SELECT id, kind FROM postings ORDER BY id`)
 	if err != nil {
-		return nil, nil, nil, err
+		return l, err
 	}
 	for rows.Next() {
-		var id int64
-		var kind int
-		var data []byte
-		if err := rows.Scan(&id, &kind, &data); err != nil {
+		var s stored
+		if err := rows.Scan(&s.id, &s.kind); err != nil {
 			rows.Close()
-			return nil, nil, nil, err
+			return l, err
 		}
-		seg, err := postings.Decode(data)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("postings segment %d: %v", id, err))
+		segs = append(segs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return l, err
+	}
+	l.text, l.grep = postings.New(postings.Text), postings.New(postings.Trigram)
+	docs := map[*postings.Index]int{} // live documents, counting one live twice
+	for _, st := range segs {
+		x, cur, want := l.text, ix.text, postings.Text
+		if st.kind == kindGrep {
+			x, cur, want = l.grep, ix.grep, postings.Trigram
+		}
+		var seg *postings.Segment
+		if !full {
+			seg = cur.Segment(st.id)
+		}
+		if seg == nil {
+			var data []byte
+			if err := tx.QueryRowContext(ctx, `SELECT data FROM postings WHERE id = ?`, st.id).Scan(&data); err != nil {
+				return l, err
+			}
+			if seg, err = postings.Decode(data); err != nil {
+				l.problems = append(l.problems, fmt.Sprintf("postings segment %d: %v", st.id, err))
+				continue
+			}
+		}
+		if st.kind != kindText && st.kind != kindGrep || seg.Kind != want {
+			l.problems = append(l.problems, fmt.Sprintf("postings segment %d: kind %d holds %d", st.id, st.kind, seg.Kind))
 			continue
 		}
-		x := text
-		if kind == kindGrep {
-			x = grep
-		}
-		if want := map[int]postings.Kind{kindText: postings.Text, kindGrep: postings.Trigram}[kind]; seg.Kind != want {
-			problems = append(problems, fmt.Sprintf("postings segment %d: kind %d holds %d", id, kind, seg.Kind))
-			continue
-		}
-		d := dead[id]
-		delete(dead, id)
-		for _, l := range d {
-			if int(l) >= seg.Len() {
-				problems = append(problems, fmt.Sprintf("postings segment %d: tombstone %d of %d documents", id, l, seg.Len()))
+		d := dead[st.id]
+		delete(dead, st.id)
+		for _, n := range d {
+			if int(n) >= seg.Len() {
+				l.problems = append(l.problems, fmt.Sprintf("postings segment %d: tombstone %d of %d documents", st.id, n, seg.Len()))
 				d = nil
 				break
 			}
 		}
-		x.Add(id, seg, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, nil, err
+		x.Add(st.id, seg, d)
+		docs[x] += seg.Len() - len(d) // postings_dead's key makes d distinct
 	}
 	for seg := range dead {
-		problems = append(problems, fmt.Sprintf("tombstones of missing postings segment %d", seg))
+		l.problems = append(l.problems, fmt.Sprintf("tombstones of missing postings segment %d", seg))
+	}
+	for _, x := range []*postings.Index{l.text, l.grep} {
+		if n := docs[x] - x.Live(); n > 0 {
+			l.problems = append(l.problems, fmt.Sprintf("%d documents live in two postings segments", n))
+		}
+	}
+	if !full {
+		return l, nil
 	}
 	var chunks, grepFiles int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&chunks); err != nil {
-		return nil, nil, nil, err
+		return l, err
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE grep_ok = 1`).Scan(&grepFiles); err != nil {
-		return nil, nil, nil, err
+		return l, err
 	}
-	if n := text.Live(); n != chunks {
-		problems = append(problems, fmt.Sprintf("chunks vs full-text postings: %d rows vs %d", chunks, n))
+	if n := l.text.Live(); n != chunks {
+		l.problems = append(l.problems, fmt.Sprintf("chunks vs full-text postings: %d rows vs %d", chunks, n))
 	}
-	if n := grep.Live(); n != grepFiles {
-		problems = append(problems, fmt.Sprintf("grep-indexed files vs trigram postings: %d rows vs %d", grepFiles, n))
+	if n := l.grep.Live(); n != grepFiles {
+		l.problems = append(l.problems, fmt.Sprintf("grep-indexed files vs trigram postings: %d rows vs %d", grepFiles, n))
 	}
-	return text, grep, problems, nil
+	return l, nil
+}
+
+// The generation of the postings: a count of the write transactions
+// that changed them, kept in kv and raised inside each such transaction.
+// Another process writing the same file raises it too, so a generation
+// other than the one the memory was loaded at means reload.
+const genKey = "postings_gen" // see also readState
+
+const readGenSQL = `SELECT CAST(value AS INTEGER) FROM kv WHERE key = '` + genKey + `'`
+
+// readGen reads the generation in tx, through genStmt (every lookup runs
+// it: parsed once per connection).
+func (ix *Index) readGen(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var gen int64
+	err := tx.StmtContext(ctx, ix.genStmt).QueryRowContext(ctx).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return gen, err
+}
+
+// bumpGen raises the generation in tx and returns it.
+func bumpGen(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var gen int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO kv(key, value) VALUES (?, 1)
+		ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+		RETURNING CAST(value AS INTEGER)`, genKey).Scan(&gen)
+	return gen, err
+}
+
+// txState is what a write transaction reads first: the generation of the
+// postings and the last chunk and segment ids given. The ids count up in
+// kv rather than from max(id), so an id is never given twice even when
+// the row holding the highest one is deleted (SQLite would reuse it): a
+// process whose memory still holds the old row must not take the new one
+// for it.
+type txState struct{ gen, chunk, seg int64 }
+
+const (
+	readStateSQL = `SELECT coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'postings_gen'), 0),
+		coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'chunk_seq'), (SELECT coalesce(max(id), 0) FROM chunks)),
+		coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'postings_seq'), (SELECT coalesce(max(id), 0) FROM postings))`
+	saveStateSQL = `INSERT INTO kv(key, value) VALUES ('postings_gen', ?), ('chunk_seq', ?), ('postings_seq', ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`
+)
+
+func (ix *Index) readState(ctx context.Context, tx *sql.Tx) (txState, error) {
+	var s txState
+	st, err := ix.dbStmt(ctx, tx, readStateSQL)
+	if err != nil {
+		return s, err
+	}
+	err = st.QueryRowContext(ctx).Scan(&s.gen, &s.chunk, &s.seg)
+	return s, err
+}
+
+func (ix *Index) saveState(ctx context.Context, tx *sql.Tx, s txState) error {
+	st, err := ix.dbStmt(ctx, tx, saveStateSQL)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, s.gen, s.chunk, s.seg)
+	return err
+}
+
+// insertSegment stores an encoded segment under a new id.
+func (ix *Index) insertSegment(ctx context.Context, tx *sql.Tx, kind int, data []byte) (int64, error) {
+	ix.st.seg++
+	_, err := ix.txExec(ctx, tx, `INSERT INTO postings(id, kind, data) VALUES (?, ?, ?)`, ix.st.seg, kind, data)
+	return ix.st.seg, err
 }
 
 // postingsTx collects the postings changes of one write transaction:
@@ -198,13 +316,7 @@ func (p *postingsTx) rename(id int64, pathTerms []string, text string) {
 // flush writes the new segments and the tombstones and returns the
 // in-memory changes to apply after the commit.
 func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp, error) {
-	type add struct {
-		x    *postings.Index
-		id   int64
-		seg  *postings.Segment
-		dead []uint32
-	}
-	var adds []add
+	var textAdds, grepAdds []postings.Added
 	write := func(x *postings.Index, kind int, seg *postings.Segment, n uint32, dead []uint32) error {
 		if seg == nil || n == 0 {
 			return nil
@@ -218,14 +330,19 @@ func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp,
 		if err != nil {
 			return err
 		}
-		var id int64
-		if err := ix.txQueryRow(ctx, tx, `INSERT INTO postings(kind, data) VALUES (?, ?) RETURNING id`, kind, data).Scan(&id); err != nil {
+		id, err := ix.insertSegment(ctx, tx, kind, data)
+		if err != nil {
 			return err
 		}
 		for _, l := range dead {
 			p.tombs = append(p.tombs, [2]int64{id, int64(l)})
 		}
-		adds = append(adds, add{x, id, seg, dead})
+		a := postings.Added{ID: id, Seg: seg, Dead: dead}
+		if x == ix.text {
+			textAdds = append(textAdds, a)
+		} else {
+			grepAdds = append(grepAdds, a)
+		}
 		return nil
 	}
 	if err := write(ix.text, kindText, p.text, p.textN, p.textDead); err != nil {
@@ -245,15 +362,12 @@ func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp,
 		return nil, err
 	}
 	delText, delGrep := p.delText, p.delGrep
-	if len(adds) == 0 && len(delText) == 0 && len(delGrep) == 0 {
+	if len(textAdds) == 0 && len(grepAdds) == 0 && len(delText) == 0 && len(delGrep) == 0 {
 		return nil, nil
 	}
 	return []memOp{func() {
-		ix.text.Delete(delText...)
-		ix.grep.Delete(delGrep...)
-		for _, a := range adds {
-			a.x.Add(a.id, a.seg, a.dead)
-		}
+		ix.text.Apply(delText, textAdds...)
+		ix.grep.Apply(delGrep, grepAdds...)
 	}}, nil
 }
 

@@ -30,17 +30,28 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	allow, err := ix.allowed(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	if len(tokens) > 1 && !f.AnyToken {
-		hits, err := ix.searchChunks(ctx, terms, true, allow, limit)
-		if err != nil || len(hits) >= index.AllTokensEnough(limit) {
-			return hits, err
+	// The filter, the ranking and the rows read all see one state of the
+	// index (readView), so no hit is outside the filter or of another
+	// chunk than the one ranked.
+	var hits []index.ChunkHit
+	err := ix.readView(ctx, func(tx *sql.Tx) error {
+		allow, err := ix.allowed(ctx, tx, f)
+		if err != nil {
+			return err
 		}
+		if len(tokens) > 1 && !f.AnyToken {
+			hits, err = ix.searchChunks(ctx, tx, terms, true, allow, limit)
+			if err != nil || len(hits) >= index.AllTokensEnough(limit) {
+				return err
+			}
+		}
+		hits, err = ix.searchChunks(ctx, tx, terms, false, allow, limit)
+		return err
+	})
+	if err != nil {
+		return nil, storeErr("search", "/", err)
 	}
-	return ix.searchChunks(ctx, terms, false, allow, limit)
+	return hits, nil
 }
 
 // queryTerms analyses query tokens as the chunk texts were. (A token
@@ -55,7 +66,7 @@ func queryTerms(tokens []string) []string {
 }
 
 // allowed returns the chunk ids whose files pass f (nil: every chunk).
-func (ix *Index) allowed(ctx context.Context, f index.Filter) (func(uint32) bool, error) {
+func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(uint32) bool, error) {
 	if f.Empty() {
 		return nil, nil
 	}
@@ -86,7 +97,7 @@ func (ix *Index) allowed(ctx context.Context, f index.Filter) (func(uint32) bool
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	rows, err := ix.db.QueryContext(ctx, q, args...)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, storeErr("search", "/", err)
 	}
@@ -107,7 +118,7 @@ func (ix *Index) allowed(ctx context.Context, f index.Filter) (func(uint32) bool
 
 // searchChunks ranks the chunks holding all (or any) of terms and reads
 // the rows of the best limit.
-func (ix *Index) searchChunks(ctx context.Context, terms []string, all bool, allow func(uint32) bool, limit int) ([]index.ChunkHit, error) {
+func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, terms []string, all bool, allow func(uint32) bool, limit int) ([]index.ChunkHit, error) {
 	ranked := ix.text.Search(terms, all, limit, postings.Weights{Path: WeightPath, Body: WeightBody}, allow)
 	if len(ranked) == 0 {
 		return nil, nil
@@ -116,7 +127,7 @@ func (ix *Index) searchChunks(ctx context.Context, terms []string, all bool, all
 	for i, h := range ranked {
 		args[i] = int64(h.ID)
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT id, path, no, start_line, end_line, text FROM chunks WHERE id IN (`+placeholders(len(args))+`)`, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT id, path, no, start_line, end_line, text FROM chunks WHERE id IN (`+placeholders(len(args))+`)`, args...)
 	if err != nil {
 		return nil, storeErr("search", "/", err)
 	}
@@ -137,7 +148,7 @@ func (ix *Index) searchChunks(ctx context.Context, terms []string, all bool, all
 	for _, r := range ranked {
 		h, ok := byID[r.ID]
 		if !ok {
-			continue // removed since ranking
+			continue // not expected: the rows and the ranking are of one view
 		}
 		h.Score = r.Score
 		out = append(out, h)

@@ -25,10 +25,20 @@
 // index/postings, stored as BLOBs in the transaction that writes the rows
 // they index, and searched in memory: Open loads them. Deletions are
 // tombstones (postings_dead) until a merge drops them; a merge builds its
-// segment without the write lock and takes it only to swap. The in-memory
-// postings, like the vectors, see this process's writes only: a second
-// process writing the same file leaves them stale until the next Open
-// (which then finds the counts disagree and rebuilds).
+// segment without the write lock and takes it only to swap.
+//
+// # Several processes
+//
+// Several processes may open one file (a CLI command beside `semfs index
+// --watch`). Every write transaction that changes the postings raises a
+// generation counter in kv, inside the transaction (BEGIN IMMEDIATE, so
+// writers serialise); a writer reads it first and reloads the in-memory
+// postings when another process wrote since, before computing tombstones
+// from them, and a lookup reads it in the read transaction it then reads
+// rows in, reloading first when it changed. Reloading reuses the
+// segments already decoded (segment and chunk ids are never given twice).
+// The in-memory vectors and tag index are not reloaded: they see this
+// process's writes and what it loaded at Open.
 package sqlite
 
 import (
@@ -101,10 +111,21 @@ type Index struct {
 	path string
 	wmu  sync.Mutex // serialises write transactions
 
+	// view is held shared by readers over the in-memory postings and the
+	// rows they read with them, and exclusively by a writer from its
+	// commit until the memory shows it, so readers see both change at
+	// once. gen (guarded by view, written holding wmu too) is the
+	// generation of the postings in memory (see genKey).
+	view sync.RWMutex
+	gen  int64
+	st   txState // of the write transaction (guarded by wmu)
+
 	// The open write transaction and its prepared statements (guarded by
 	// wmu; see stmt.go).
 	curTx   *sql.Tx
 	txStmts map[string]*sql.Stmt
+	dbStmts map[string]*sql.Stmt // prepared on db (dbStmt)
+	genStmt *sql.Stmt            // readGenSQL prepared on db
 
 	vecs map[string]*index.Vectors // per space, in memory
 
@@ -155,6 +176,13 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	if err := retryBusy(ctx, func() error { return ix.migrate(ctx) }); err != nil {
 		ix.Close()
 		return nil, err
+	}
+	if err := retryBusy(ctx, func() (err error) {
+		ix.genStmt, err = ix.db.PrepareContext(ctx, readGenSQL)
+		return err
+	}); err != nil {
+		ix.Close()
+		return nil, storeErr("open index", path, err)
 	}
 	if err := retryBusy(ctx, func() error { return ix.openDerived(ctx) }); err != nil {
 		ix.Close()
@@ -374,12 +402,19 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, strconv.Itoa(DerivedVersion)); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
+	gen, err := bumpGen(ctx, tx)
+	if err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
+	ix.view.Lock()
+	defer ix.view.Unlock()
 	if err := tx.Commit(); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
 	ix.vecs[embedding.SpaceContent].Reset()
 	ix.text.Reset()
 	ix.grep.Reset()
+	ix.gen = gen
 	return nil
 }
 

@@ -49,3 +49,22 @@ func (ix *Index) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...a
 	}
 	return st.QueryRowContext(ctx, args...)
 }
+
+// dbStmt returns statement q of a write transaction on ix.db, prepared
+// once per connection rather than once per transaction: for the
+// statements every write runs once (readState, saveState), parsing them
+// was most of their cost. Call it holding wmu.
+func (ix *Index) dbStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	st, ok := ix.dbStmts[q]
+	if !ok {
+		var err error
+		if st, err = ix.db.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+		if ix.dbStmts == nil {
+			ix.dbStmts = map[string]*sql.Stmt{}
+		}
+		ix.dbStmts[q] = st
+	}
+	return tx.StmtContext(ctx, st), nil
+}

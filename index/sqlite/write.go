@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"runtime"
 	"strings"
 	"sync"
@@ -28,23 +29,111 @@ func (ix *Index) writeDerived(ctx context.Context, op, path string, fn func(tx *
 func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): writers of every process serialise
 	if err != nil {
 		return storeErr(op, path, err)
 	}
+	// Writes on db change the postings (vdb ones only vectors): when
+	// another process changed them since the memory was loaded, reload
+	// before computing tombstones from the memory.
+	if db == ix.db {
+		st, err := ix.readState(ctx, tx)
+		if err == nil && st.gen != ix.gen {
+			err = ix.reloadTx(ctx, tx)
+		}
+		if err != nil {
+			ix.curTx, ix.txStmts = nil, nil
+			tx.Rollback()
+			return storeErr(op, path, err)
+		}
+		ix.st = st
+	}
 	ops, err := fn(tx)
+	if err == nil && db == ix.db && len(ops) > 0 {
+		ix.st.gen++
+		err = ix.saveState(ctx, tx, ix.st)
+	}
 	ix.curTx, ix.txStmts = nil, nil // statements end with the transaction
 	if err != nil {
 		tx.Rollback()
 		return storeErr(op, path, err)
 	}
+	// Readers see the memory and the rows change together.
+	ix.view.Lock()
+	defer ix.view.Unlock()
 	if err := tx.Commit(); err != nil {
 		return storeErr(op, path, err)
 	}
 	for _, o := range ops {
 		o()
 	}
+	if db == ix.db {
+		ix.gen = ix.st.gen
+	}
 	return nil
+}
+
+// reloadTx loads the postings in memory again from tx, after another
+// process changed them. Call it holding wmu.
+func (ix *Index) reloadTx(ctx context.Context, tx *sql.Tx) error {
+	l, err := ix.readPostings(ctx, tx, false)
+	if err != nil {
+		return err
+	}
+	if len(l.problems) > 0 {
+		return errors.New("postings written by another process: " + strings.Join(l.problems, "; "))
+	}
+	ix.view.Lock()
+	defer ix.view.Unlock()
+	ix.text.Load(l.text)
+	ix.grep.Load(l.grep)
+	ix.gen = l.gen
+	return nil
+}
+
+// readView runs fn with a read transaction whose rows match the
+// in-memory postings (reloaded first when another process changed them),
+// holding them still meanwhile.
+func (ix *Index) readView(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	for {
+		ix.view.RLock()
+		tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // BEGIN DEFERRED
+		if err != nil {
+			ix.view.RUnlock()
+			return err
+		}
+		gen, err := ix.readGen(ctx, tx) // the first read fixes the snapshot
+		if err == nil && gen == ix.gen {
+			err = fn(tx)
+			tx.Rollback()
+			ix.view.RUnlock()
+			return err
+		}
+		tx.Rollback()
+		ix.view.RUnlock()
+		if err != nil {
+			return err
+		}
+		if err := ix.sync(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// sync reloads the in-memory postings if another process changed them.
+func (ix *Index) sync(ctx context.Context) error {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	gen, err := ix.readGen(ctx, tx)
+	if err != nil || gen == ix.gen {
+		return err
+	}
+	return ix.reloadTx(ctx, tx)
 }
 
 // Put implements index.Store.
@@ -80,12 +169,11 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 }
 
 // batch collects the writes of a Put that go in bulk at its end: rows of
-// the chunks table, 32 per statement (their ids are assigned from
-// max(id) + 1, which is safe in the write transaction), and the postings.
+// the chunks table, 32 per statement (ids never given before, see
+// txState), and the postings.
 type batch struct {
 	chunkRows  [][]any         // id and columns of chunks rows to insert
 	chunkPaths map[string]bool // paths with rows in chunkRows
-	nextChunk  int64           // next chunks id; 0: not read yet
 	post       *postingsTx
 	rows       map[string]fileRow // files rows of the batch's paths, as written so far
 }
@@ -128,14 +216,10 @@ func (ix *Index) fileRows(ctx context.Context, tx *sql.Tx, items []index.Item) (
 	return out, nil
 }
 
-func (w *batch) chunkID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error) {
-	if w.nextChunk == 0 {
-		if err := ix.txQueryRow(ctx, tx, `SELECT coalesce(max(id), 0) + 1 FROM chunks`).Scan(&w.nextChunk); err != nil {
-			return 0, err
-		}
-	}
-	w.nextChunk++
-	return w.nextChunk - 1, nil
+// chunkID gives a new chunk id (see txState).
+func (ix *Index) chunkID() int64 {
+	ix.st.chunk++
+	return ix.st.chunk
 }
 
 // insertChunks inserts the waiting chunks rows.
@@ -332,10 +416,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 			fresh = 1
 			keep = append(keep, kept{key, vec})
 		}
-		cid, err := w.chunkID(ctx, ix, tx)
-		if err != nil {
-			return nil, err
-		}
+		cid := ix.chunkID()
 		w.chunkRows = append(w.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
 		w.chunkPaths[f.Path] = true
 		w.post.addChunk(cid)
