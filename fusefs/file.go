@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"sync"
@@ -22,6 +23,12 @@ type handle struct {
 	rw   semfs.RWFile
 	ino  uint64
 	mode ioMode // how the kernel serves it (see tree.opened)
+	fd   int    // the host descriptor of a passthrough handle
+	// roFd, when hasRo, is a read-only descriptor of the same host file,
+	// registered with the kernel for a writable passthrough handle (see
+	// readOnlyFd).
+	roFd  int
+	hasRo bool
 
 	mu  sync.Mutex // serialises reads of an ro file without ReadAt
 	pos int64
@@ -152,9 +159,39 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	return h.t.errno(h.rw.Sync())
 }
 
+// readOnlyFd returns a read-only descriptor of the host file of h, a
+// writable passthrough handle, for the kernel to register as the inode's
+// backing file (or h's own descriptor if none can be opened). The kernel
+// opens its own backing file from it with the program's flags, so writes
+// work; and the registered file, which the kernel closes only when the
+// inode's last handle is gone (after this handle's Release), then reports
+// no IN_CLOSE_WRITE, which mapped.go would take for a mapping's.
+func (h *handle) readOnlyFd() int {
+	fd, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d", h.fd), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return h.fd
+	}
+	h.roFd, h.hasRo = fd, true
+	return fd
+}
+
+// Release closes the file. The last writable passthrough handle of a file
+// leaves it watched for writes through a mapping (mapped.go).
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	opath := -1
+	if h.mode == ioPassthrough && h.rw != nil {
+		opath = h.t.mapped.prepare(h.fd)
+	}
 	err := h.file().Close()
-	h.t.closed(h)
+	if h.hasRo {
+		syscall.Close(h.roFd)
+	}
+	p, named := h.t.pathOf(h.ino)
+	if h.t.closed(h) && opath >= 0 && named {
+		h.t.mapped.add(h.ino, p, opath)
+	} else if opath >= 0 {
+		syscall.Close(opath)
+	}
 	return h.t.errno(err)
 }
 

@@ -224,6 +224,7 @@ func canPassthrough(srv *fuse.Server) bool {
 
 // Unmount unmounts the tree, detaching it lazily if it stays busy.
 func (s *Server) Unmount() error {
+	defer s.t.mapped.close()
 	if s.magic {
 		if err := detach(s.dir); err != nil {
 			return fmt.Errorf("fusefs: unmounting %s: %w", s.dir, err)

@@ -60,10 +60,13 @@ type tree struct {
 	modes map[uint64]*ioCount
 
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
+
+	mapped mapWatch // files written by passthrough, for writes through mappings (mapped.go)
 }
 
 type ioCount struct {
 	passthrough, cached int
+	writers             int // passthrough handles open for writing
 	// backing identifies the host file behind the passthrough handles
 	// while any is open: the kernel serves every later passthrough open
 	// of the inode from the first handle's backing file.
@@ -91,7 +94,7 @@ type inoEntry struct {
 }
 
 func newTree(fsys semfs.FS, opts Options) *tree {
-	return &tree{
+	t := &tree{
 		fsys:    fsys,
 		opts:    opts,
 		inos:    map[string]inoEntry{"/": {1, syscall.S_IFDIR}},
@@ -101,6 +104,8 @@ func newTree(fsys semfs.FS, opts Options) *tree {
 		live:    map[uint64]*gofs.Inode{},
 		modes:   map[uint64]*ioCount{},
 	}
+	t.mapped.t = t
+	return t
 }
 
 // ino returns the stable inode number of path p holding a file of the given
@@ -227,8 +232,16 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 				c.backing = id
 			}
 			c.passthrough++
-			h.mode = ioPassthrough
-			return &ptHandle{handle: h, fd: fd}, 0, 0
+			h.mode, h.fd = ioPassthrough, fd
+			regFd := fd
+			if h.rw != nil {
+				if c.writers == 0 {
+					t.mapped.drop(ino) // this handle's close re-reads the file
+				}
+				c.writers++
+				regFd = h.readOnlyFd()
+			}
+			return &ptHandle{handle: h, fd: regFd}, 0, 0
 		}
 	}
 	if c.passthrough > 0 {
@@ -247,26 +260,32 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 	return h, 0, 0
 }
 
-// closed undoes opened when h is released.
-func (t *tree) closed(h *handle) {
+// closed undoes opened when h is released. It reports whether h was the
+// last passthrough handle of its file open for writing.
+func (t *tree) closed(h *handle) (lastWriter bool) {
 	if t.opts.NoPassthrough {
-		return
+		return false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.modes[h.ino]
 	if c == nil {
-		return
+		return false
 	}
 	switch h.mode {
 	case ioPassthrough:
 		c.passthrough--
+		if h.rw != nil {
+			c.writers--
+			lastWriter = c.writers == 0
+		}
 	case ioCached:
 		c.cached--
 	}
 	if c.passthrough == 0 && c.cached == 0 {
 		delete(t.modes, h.ino)
 	}
+	return lastWriter
 }
 
 // pathOf returns the path numbered ino, or false once that file was

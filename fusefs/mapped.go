@@ -1,0 +1,241 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/semfs/semfs"
+)
+
+// Writes through a shared mapping of a file open by passthrough reach the
+// host file without the daemon: the kernel maps the backing file itself,
+// so the mapping outlives close(2), and RELEASE — where the tree learns
+// that the file was written (semfs.Fder: a writable file whose descriptor
+// was handed out is re-read at Close) — arrives before the program writes
+// through it and unmaps it. When the last writable passthrough handle of
+// a file is released, the mount therefore watches the host file with
+// inotify, and on IN_CLOSE_WRITE (the kernel closes a mapping's backing
+// file when the mapping goes away) opens the file for writing through the
+// tree, takes its descriptor and closes it, which makes the tree re-read
+// and re-index it. The watch ends when the file is opened for writing by
+// passthrough again (that handle's close covers it), when it is removed,
+// or when more than maxMapped files are watched (the oldest goes).
+//
+// Keeping writable opens off passthrough would avoid this, but a writer
+// could then not open a file a reader holds by passthrough (the kernel
+// refuses mixed modes on one inode), and the create stream through the
+// mount is twice as fast with passthrough.
+
+// maxMapped bounds the files watched for writes through mappings; each
+// holds an O_PATH descriptor and an inotify watch.
+const maxMapped = 256
+
+type mapWatch struct {
+	t    *tree
+	once sync.Once
+	ifd  *os.File // nil when inotify is unavailable
+
+	mu     sync.Mutex
+	closed bool
+	byWd   map[int32]*watched
+	byIno  map[uint64]*watched
+	seq    uint64
+}
+
+type watched struct {
+	ino   uint64
+	path  string // where the file was when watched; the table's if it still numbers it
+	wd    int32
+	opath int // O_PATH descriptor of the host file, to watch it again
+	seq   uint64
+}
+
+func (m *mapWatch) start() {
+	m.once.Do(func() {
+		m.byWd = map[int32]*watched{}
+		m.byIno = map[uint64]*watched{}
+		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+		if err != nil {
+			m.t.opts.logf("fusefs: inotify unavailable, writes through a mapping after close are not re-indexed: %v", err)
+			return
+		}
+		m.ifd = os.NewFile(uintptr(fd), "inotify")
+		go m.run(m.ifd)
+	})
+}
+
+// prepare returns an O_PATH descriptor of the host file open at fd (or -1),
+// for add. It is taken before the handle's file is closed, and the watch
+// added after, so that the tree's own close is not taken for a mapping's.
+func (m *mapWatch) prepare(fd int) int {
+	opath, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return opath
+}
+
+// add watches the file held by opath (from prepare, closed by add when it
+// is not kept).
+func (m *mapWatch) add(ino uint64, p string, opath int) {
+	if opath < 0 {
+		return
+	}
+	m.start()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ifd == nil || m.closed {
+		syscall.Close(opath)
+		return
+	}
+	if old := m.byIno[ino]; old != nil {
+		m.removeLocked(old)
+	}
+	wd, err := syscall.InotifyAddWatch(int(m.ifd.Fd()), fmt.Sprintf("/proc/self/fd/%d", opath), syscall.IN_CLOSE_WRITE)
+	if err != nil {
+		syscall.Close(opath)
+		m.t.opts.logf("fusefs: watching %s for writes through a mapping: %v", p, err)
+		return
+	}
+	if old := m.byWd[int32(wd)]; old != nil { // the same host file under another number
+		m.removeLocked(old)
+	}
+	m.seq++
+	w := &watched{ino: ino, path: p, wd: int32(wd), opath: opath, seq: m.seq}
+	m.byWd[w.wd], m.byIno[ino] = w, w
+	if len(m.byIno) > maxMapped {
+		var oldest *watched
+		for _, v := range m.byIno {
+			if oldest == nil || v.seq < oldest.seq {
+				oldest = v
+			}
+		}
+		m.removeLocked(oldest)
+	}
+}
+
+// drop ends the watch of number ino, if any: it is open for writing by
+// passthrough again.
+func (m *mapWatch) drop(ino uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.byIno[ino]; w != nil && !m.closed {
+		m.removeLocked(w)
+	}
+}
+
+func (m *mapWatch) removeLocked(w *watched) {
+	if m.byWd[w.wd] == w {
+		delete(m.byWd, w.wd)
+		syscall.InotifyRmWatch(int(m.ifd.Fd()), uint32(w.wd))
+	}
+	if m.byIno[w.ino] == w {
+		delete(m.byIno, w.ino)
+	}
+	syscall.Close(w.opath)
+}
+
+// close stops watching (at unmount).
+func (m *mapWatch) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ifd == nil || m.closed {
+		return
+	}
+	m.closed = true
+	for _, w := range m.byIno {
+		syscall.Close(w.opath)
+	}
+	m.byIno, m.byWd = map[uint64]*watched{}, map[int32]*watched{}
+	m.ifd.Close()
+}
+
+func (m *mapWatch) run(f *os.File) {
+	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return // closed at unmount
+		}
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += syscall.SizeofInotifyEvent + int(ev.Len)
+			m.event(ev.Wd, ev.Mask)
+		}
+	}
+}
+
+func (m *mapWatch) event(wd int32, mask uint32) {
+	m.mu.Lock()
+	w := m.byWd[wd]
+	if w == nil || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	if mask&syscall.IN_IGNORED != 0 { // the file is gone
+		delete(m.byWd, wd)
+		if m.byIno[w.ino] == w {
+			delete(m.byIno, w.ino)
+		}
+		syscall.Close(w.opath)
+		m.mu.Unlock()
+		return
+	}
+	if mask&syscall.IN_CLOSE_WRITE == 0 {
+		m.mu.Unlock()
+		return
+	}
+	// The re-index below opens and closes the file for writing: unwatch
+	// it meanwhile, and watch it again after (another mapping may live).
+	delete(m.byWd, wd)
+	syscall.InotifyRmWatch(int(m.ifd.Fd()), uint32(wd))
+	m.mu.Unlock()
+
+	p := w.path
+	if now, ok := m.t.pathOf(w.ino); ok {
+		p = now
+	}
+	m.t.reindex(p)
+
+	m.mu.Lock()
+	kept := m.byIno[w.ino] == w
+	if kept {
+		delete(m.byIno, w.ino)
+	}
+	m.mu.Unlock()
+	if kept { // else dropped meanwhile, its descriptor closed
+		m.add(w.ino, w.path, w.opath)
+	}
+}
+
+// reindex makes the tree re-read p: it opens p for writing, takes the
+// descriptor (which marks the file written, semfs.Fder) and closes it.
+func (t *tree) reindex(p string) {
+	if testHookReindex != nil {
+		testHookReindex(p)
+	}
+	ctx := context.Background()
+	t.ns.RLock()
+	defer t.ns.RUnlock()
+	rw, err := semfs.OpenFile(ctx, t.fsys, p, os.O_WRONLY, 0)
+	if err != nil {
+		if !semfs.IsAbsence(err) {
+			t.opts.logf("fusefs: re-reading %s after writes through a mapping: %v", p, err)
+		}
+		return
+	}
+	semfs.HostFd(rw)
+	if err := rw.Close(); err != nil {
+		t.opts.logf("fusefs: re-reading %s after writes through a mapping: %v", p, err)
+	}
+}
+
+// testHookReindex, when set by a test, runs on every re-index after a
+// write through a mapping.
+var testHookReindex func(p string)
