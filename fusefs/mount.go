@@ -15,6 +15,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs"
 )
@@ -33,7 +34,9 @@ type Options struct {
 	// caching (for trees that other surfaces change often).
 	AttrTimeout, EntryTimeout time.Duration
 	// StatfsDir, if set, is a host directory whose statfs(2) numbers the
-	// mount reports (the backing directory of a host tree).
+	// mount reports (the backing directory of a host tree). Passthrough is
+	// probed with a file there, as the kernel may refuse backing files on
+	// some host file systems.
 	StatfsDir string
 	// WriteBack says the tree holds written bytes until a file's Sync or
 	// Close (an object store uploads then). The kernel then sends FLUSH on
@@ -175,7 +178,12 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 			// Plain READDIR: ls -R and find read d_type and stat only
 			// what they need, instead of a LOOKUP per entry.
 			DisableReadDirPlus: true,
-			Debug:              opts.Debug,
+			// Backing files may sit on a stacked file system (overlayfs,
+			// a container's root): the kernel refuses them at the
+			// default depth of 1. At 2 the mount itself cannot be
+			// stacked on (an overlay over it).
+			MaxStackDepth: 2,
+			Debug:         opts.Debug,
 		},
 		EntryTimeout:    timeout(opts.EntryTimeout),
 		AttrTimeout:     timeout(opts.AttrTimeout),
@@ -196,20 +204,23 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 	t.live[1] = root.EmbeddedInode()
 	t.mu.Unlock()
 	if !opts.NoPassthrough {
-		t.passthrough.Store(canPassthrough(srv))
+		t.passthrough.Store(canPassthrough(srv, opts.StatfsDir))
 	}
 	return &Server{dir: dir, srv: srv, t: t, magic: mountPoint != dir}, nil
 }
 
 // canPassthrough reports whether srv can register backing files with the
-// kernel, which is what passthrough needs: the kernel agreed to it at INIT
-// and this process holds CAP_SYS_ADMIN (a daemon that dropped its
-// capabilities cannot). It registers and unregisters the executable's
-// file. go-fuse falls back to serving reads and writes itself when a
-// registration fails; knowing it here keeps the mount from mixing
-// passthrough and cached opens of one file, which the kernel refuses.
-func canPassthrough(srv *fuse.Server) bool {
-	f, err := os.Open("/proc/self/exe")
+// kernel, which is what passthrough needs: the kernel agreed to it at INIT,
+// this process holds CAP_SYS_ADMIN (a daemon that dropped its capabilities
+// cannot), and the host file system is one the kernel accepts under FUSE
+// (not stacked deeper than MaxStackDepth). It registers and unregisters an
+// unnamed temporary file in dir, the tree's host directory (StatfsDir), or
+// the executable's file when there is none. go-fuse falls back to serving
+// reads and writes itself when a registration fails; knowing it here
+// keeps the mount from mixing passthrough and cached opens of one file,
+// which the kernel refuses, and Passthrough from saying what is not so.
+func canPassthrough(srv *fuse.Server, dir string) bool {
+	f, err := probeFile(dir)
 	if err != nil {
 		return false
 	}
@@ -220,6 +231,35 @@ func canPassthrough(srv *fuse.Server) bool {
 	}
 	srv.UnregisterBackingFd(id)
 	return true
+}
+
+// probeFile opens a file of dir for canPassthrough: an O_TMPFILE file,
+// which no one sees, or a named temporary file removed at once, or, in a
+// directory this process cannot write, a file already there.
+func probeFile(dir string) (*os.File, error) {
+	if dir == "" {
+		return os.Open("/proc/self/exe")
+	}
+	fd, err := syscall.Open(dir, unix.O_TMPFILE|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), dir), nil
+	}
+	if f, err := os.CreateTemp(dir, ".semfs-probe-*"); err == nil {
+		os.Remove(f.Name())
+		return f, nil
+	}
+	if d, err := os.Open(dir); err == nil {
+		entries, _ := d.ReadDir(64)
+		d.Close()
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				if f, err := os.Open(filepath.Join(dir, e.Name())); err == nil {
+					return f, nil
+				}
+			}
+		}
+	}
+	return os.Open("/proc/self/exe")
 }
 
 // Unmount unmounts the tree, detaching it lazily if it stays busy.
