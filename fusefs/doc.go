@@ -57,17 +57,24 @@
 // the server sees only open, close and the namespace operations. A layer
 // that must know whether a file was written therefore treats a writable
 // handle whose descriptor was taken as written (the metadata layer re-reads
-// and indexes it at close). Registering the descriptor needs CAP_SYS_ADMIN
-// and Linux 6.9 or later; the mount checks once that it can
+// and indexes it at close). Writes through a shared mapping can outlive
+// close(2), so a file written by passthrough stays watched with inotify
+// after its last writable handle closed, and is re-read through the tree
+// when a mapping of it goes away (mapped.go). Registering the descriptor
+// needs CAP_SYS_ADMIN, Linux 6.9 or later and a host file system the
+// kernel accepts under FUSE (overlayfs is, one stacking level deep); the
+// mount checks once, with a file in [Options.StatfsDir], that it can
 // ([Server.Passthrough]) and otherwise serves every read and write itself,
 // as it does with [Options.NoPassthrough]. A daemon that drops its
 // capabilities after mounting therefore serves through itself.
 //
 // The kernel requires all opens of one inode to be passthrough while one
-// is: a handle without a descriptor opened then is refused with ETXTBSY.
-// hostfs in Overlay mode hands out no descriptors for that reason; trees
-// that mix (the access layer's quota-checked writers) should be mounted with
-// NoPassthrough.
+// is, all to the backing file of the first: a handle without a descriptor
+// opened then is refused with ETXTBSY, and one on another host file (the
+// file was replaced behind the mount) with ESTALE, after which the kernel
+// looks the name up again. hostfs in Overlay mode hands out no descriptors
+// for that reason; trees that mix (the access layer's quota-checked
+// writers) should be mounted with NoPassthrough.
 //
 // # Caching
 //
