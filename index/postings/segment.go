@@ -472,6 +472,9 @@ func Decode(b []byte) (*Segment, error) {
 		}
 		pos := uint32(len(body) - len(d.b))
 		l := d.uvarint(uint64(len(d.b)))
+		if d.err == nil && l > uint64(len(d.b)) { // checked against the bytes left after the length itself
+			d.err = ErrCorrupt
+		}
 		if d.err != nil {
 			break
 		}
