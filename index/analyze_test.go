@@ -75,9 +75,6 @@ func TestWordsAndQuery(t *testing.T) {
 	if q := QueryTokens("how do I parse a URL"); !slices.Equal(q, []string{"parse", "url"}) {
 		t.Fatalf("query tokens %v", q)
 	}
-	if m := MatchAny([]string{`a"b`, "c"}); m != `"a""b" OR "c"` {
-		t.Fatalf("match %s", m)
-	}
 }
 
 func TestPlanGrep(t *testing.T) {

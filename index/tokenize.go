@@ -285,32 +285,8 @@ func QueryTokens(q string) []string {
 	return kept
 }
 
-// MatchAny builds an FTS5 MATCH expression matching rows with any of
-// tokens. Every token is a quoted string (quotes doubled), so FTS syntax in
-// user input never reaches the query parser raw. It returns "" for no
-// tokens.
-func MatchAny(tokens []string) string {
-	var b strings.Builder
-	for i, t := range tokens {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteString(QuoteFTS(t))
-	}
-	return b.String()
-}
-
-// MatchAll builds an FTS5 MATCH expression matching rows with all of
-// tokens, each quoted as in MatchAny.
-func MatchAll(tokens []string) string {
-	q := make([]string, len(tokens))
-	for i, t := range tokens {
-		q[i] = QuoteFTS(t)
-	}
-	return strings.Join(q, " AND ")
-}
-
-// QuoteFTS quotes s as one FTS5 string.
+// QuoteFTS quotes s as one FTS5 string (Query.String renders trigram
+// queries in this syntax).
 func QuoteFTS(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
