@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -54,10 +55,35 @@ type watched struct {
 	wd    int32
 	opath int // O_PATH descriptor of the host file, to watch it again
 	seq   uint64
+	added time.Time
+	stat  fileStamp // the file when watched
 }
+
+// fileStamp is what a write changes in a file's status.
+type fileStamp struct {
+	size         int64
+	mtime, ctime syscall.Timespec
+}
+
+func stampOf(fd int) (fileStamp, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fileStamp{}, false
+	}
+	return fileStamp{st.Size, st.Mtim, st.Ctim}, true
+}
+
+// settle is how long after a watch is added an IN_CLOSE_WRITE may be the
+// kernel closing the backing file of the handle just released rather than
+// a mapping going away: the kernel sends RELEASE before it drops that
+// file. In that time an event re-reads the file only if its status
+// changed.
+const settle = 250 * time.Millisecond
 
 func (m *mapWatch) start() {
 	m.once.Do(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
 		m.byWd = map[int32]*watched{}
 		m.byIno = map[uint64]*watched{}
 		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
@@ -107,7 +133,8 @@ func (m *mapWatch) add(ino uint64, p string, opath int) {
 		m.removeLocked(old)
 	}
 	m.seq++
-	w := &watched{ino: ino, path: p, wd: int32(wd), opath: opath, seq: m.seq}
+	w := &watched{ino: ino, path: p, wd: int32(wd), opath: opath, seq: m.seq, added: time.Now()}
+	w.stat, _ = stampOf(opath)
 	m.byWd[w.wd], m.byIno[ino] = w, w
 	if len(m.byIno) > maxMapped {
 		var oldest *watched
@@ -190,6 +217,12 @@ func (m *mapWatch) event(wd int32, mask uint32) {
 	if mask&syscall.IN_CLOSE_WRITE == 0 {
 		m.mu.Unlock()
 		return
+	}
+	if time.Since(w.added) < settle {
+		if now, ok := stampOf(w.opath); ok && now == w.stat {
+			m.mu.Unlock()
+			return
+		}
 	}
 	// The re-index below opens and closes the file for writing: unwatch
 	// it meanwhile, and watch it again after (another mapping may live).
