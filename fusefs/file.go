@@ -178,6 +178,9 @@ func (h *handle) readOnlyFd() int {
 // Release closes the file. The last writable passthrough handle of a file
 // leaves it watched for writes through a mapping (mapped.go).
 func (h *handle) Release(ctx context.Context) syscall.Errno {
+	if testHookRelease != nil {
+		testHookRelease()
+	}
 	opath := -1
 	if h.mode == ioPassthrough && h.rw != nil {
 		opath = h.t.mapped.prepare(h.fd)
@@ -194,6 +197,9 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	return h.t.errno(err)
 }
+
+// testHookRelease, when set by a test, runs at the start of every Release.
+var testHookRelease func()
 
 // falloc mode bits from fallocate(2).
 const fallocKeepSize = 1

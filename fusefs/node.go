@@ -244,6 +244,9 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 			return &ptHandle{handle: h, fd: regFd}, 0, 0
 		}
 	}
+	if c.passthrough > 0 && t.awaitRelease(ino) {
+		c = t.modes[ino]
+	}
 	if c.passthrough > 0 {
 		h.file().Close()
 		t.opts.logf("fusefs: an open without a host descriptor refused while the file is open by passthrough (mount such trees with NoPassthrough)")
@@ -258,6 +261,28 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 		return h, fuse.FOPEN_KEEP_CACHE, 0
 	}
 	return h, 0, 0
+}
+
+// awaitRelease waits a little, with t.mu unlocked meanwhile, for the
+// passthrough handles of number ino to be released, and reports whether
+// they were. The kernel leaves passthrough mode when close(2) returns but
+// sends RELEASE after, so an open right after a close would otherwise be
+// refused for a handle that is gone. The caller holds t.mu.
+func (t *tree) awaitRelease(ino uint64) bool {
+	for range 40 {
+		t.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		t.mu.Lock()
+		c := t.modes[ino]
+		if c == nil {
+			t.modes[ino] = &ioCount{}
+			return true
+		}
+		if c.passthrough == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // closed undoes opened when h is released. It reports whether h was the
