@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -172,9 +173,35 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// fdCount counts the process's open descriptors except O_PATH ones: the
+// mount keeps an O_PATH descriptor for each file it watches for writes
+// through mappings (at most 256, fusefs maxMapped), which are not closes
+// still queued.
 func fdCount() int {
 	e, _ := os.ReadDir("/proc/self/fd")
-	return len(e)
+	n := 0
+	for _, d := range e {
+		info, err := os.ReadFile("/proc/self/fdinfo/" + d.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if !isOPath(string(info)) {
+			n++
+		}
+	}
+	return n
+}
+
+// isOPath reports whether an fdinfo text has O_PATH (octal 010000000) in
+// its flags line.
+func isOPath(fdinfo string) bool {
+	for line := range strings.Lines(fdinfo) {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			f, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && f&0o10000000 != 0
+		}
+	}
+	return false
 }
 
 func joinArgs(a []string) string {
