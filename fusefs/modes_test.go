@@ -1,6 +1,8 @@
 package fusefs
 
 import (
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,5 +33,64 @@ func TestOpenWithoutFdRightAfterPassthroughClose(t *testing.T) {
 	tree.on.Store(true)
 	if got, err := os.ReadFile(p); err != nil || string(got) != "hello" {
 		t.Fatalf("open without a descriptor right after the passthrough handle's close: %q, %v; want hello", got, err)
+	}
+}
+
+// noFdFile is an open file without a host descriptor.
+type noFdFile struct{}
+
+func (noFdFile) Stat() (fs.FileInfo, error) { return nil, fs.ErrInvalid }
+func (noFdFile) Read([]byte) (int, error)   { return 0, io.EOF }
+func (noFdFile) Close() error               { return nil }
+
+// fdFile is an open host file that hands out its descriptor.
+type fdFile struct{ *os.File }
+
+func (f fdFile) HostFd() (int, bool) { return int(f.Fd()), true }
+
+// TestOpenWithoutFdWhilePassthroughReopened: an open without a host
+// descriptor waits for the file's passthrough handle to be released; if
+// that handle is released and another passthrough open of the file made
+// while it sleeps, the open must see the new handle and be refused, not be
+// admitted against the count the released handle left behind.
+func TestOpenWithoutFdWhilePassthroughReopened(t *testing.T) {
+	tr := newTree(nil, Options{})
+	tr.passthrough.Store(true)
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *handle {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return &handle{t: tr, ro: fdFile{f}}
+	}
+	const ino = 7
+	first := open()
+	if _, _, errno := tr.opened(ino, first); errno != 0 {
+		t.Fatal(errno)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(7 * time.Millisecond) // within the waiter's sleeps
+		tr.closed(first)
+		if _, _, errno := tr.opened(ino, open()); errno != 0 {
+			t.Error(errno)
+		}
+	}()
+	_, _, errno := tr.opened(ino, &handle{t: tr, ro: noFdFile{}})
+	<-done
+	tr.mu.Lock()
+	c := *tr.modes[ino]
+	tr.mu.Unlock()
+	if errno == 0 {
+		t.Errorf("an open without a descriptor was admitted while the file is open by passthrough (count %+v)", c)
+	}
+	if c.passthrough != 1 || c.cached != 0 {
+		t.Errorf("count %+v; want one passthrough handle and no cached one", c)
 	}
 }

@@ -244,8 +244,8 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 			return &ptHandle{handle: h, fd: regFd}, 0, 0
 		}
 	}
-	if c.passthrough > 0 && t.awaitRelease(ino) {
-		c = t.modes[ino]
+	if c.passthrough > 0 {
+		c = t.awaitRelease(ino)
 	}
 	if c.passthrough > 0 {
 		h.file().Close()
@@ -264,25 +264,29 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 }
 
 // awaitRelease waits a little, with t.mu unlocked meanwhile, for the
-// passthrough handles of number ino to be released, and reports whether
-// they were. The kernel leaves passthrough mode when close(2) returns but
-// sends RELEASE after, so an open right after a close would otherwise be
-// refused for a handle that is gone. The caller holds t.mu.
-func (t *tree) awaitRelease(ino uint64) bool {
+// passthrough handles of number ino to be released, and returns the
+// number's count as it is then. The kernel leaves passthrough mode when
+// close(2) returns but sends RELEASE after, so an open right after a close
+// would otherwise be refused for a handle that is gone. The count is
+// looked up again after every sleep: the one the caller held may have been
+// deleted with the last handle meanwhile, and a new passthrough open have
+// made another. The caller holds t.mu.
+func (t *tree) awaitRelease(ino uint64) *ioCount {
+	var c *ioCount
 	for range 40 {
 		t.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
 		t.mu.Lock()
-		c := t.modes[ino]
+		c = t.modes[ino]
 		if c == nil {
-			t.modes[ino] = &ioCount{}
-			return true
+			c = &ioCount{}
+			t.modes[ino] = c
 		}
 		if c.passthrough == 0 {
-			return true
+			break
 		}
 	}
-	return false
+	return c
 }
 
 // closed undoes opened when h is released. It reports whether h was the
