@@ -1,12 +1,17 @@
 package fusefs
 
 import (
+	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs"
 )
 
 // TestOpenWithoutFdRightAfterPassthroughClose: the kernel leaves
@@ -92,5 +97,60 @@ func TestOpenWithoutFdWhilePassthroughReopened(t *testing.T) {
 	}
 	if c.passthrough != 1 || c.cached != 0 {
 		t.Errorf("count %+v; want one passthrough handle and no cached one", c)
+	}
+}
+
+// TestOpenWaitingForReleaseHoldsNoLock: an open without a host descriptor
+// of a file open by passthrough waits for the passthrough handle to be
+// released. A rename made meanwhile, and a lookup queued behind it, must
+// not wait with it.
+func TestOpenWaitingForReleaseHoldsNoLock(t *testing.T) {
+	ctx := context.Background()
+	h := hostTree(t)
+	tree := &noFdFor{FS: h, path: "/f"}
+	for _, d := range []string{"/a", "/b"} {
+		if err := semfs.Mkdir(ctx, h, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := semfs.WriteFile(ctx, h, "/a/x", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := semfs.WriteFile(ctx, h, "/f", []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := mountServer(t, tree, Options{})
+	needPassthrough(t, srv)
+	mnt := srv.Dir()
+	reader, err := os.Open(filepath.Join(mnt, "f")) // by passthrough, held
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	tree.on.Store(true)
+	refused := make(chan error, 1)
+	go func() { // waits for the reader's release, then is refused
+		f, err := os.Open(filepath.Join(mnt, "f"))
+		if err == nil {
+			f.Close()
+		}
+		refused <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	renamed := make(chan error, 1)
+	go func() { renamed <- os.Rename(filepath.Join(mnt, "a/x"), filepath.Join(mnt, "a/y")) }()
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	if _, err := os.Stat(filepath.Join(mnt, "b/nothing")); !os.IsNotExist(err) {
+		t.Fatalf("stat of a missing name: %v", err)
+	}
+	if waited := time.Since(start); waited > 100*time.Millisecond {
+		t.Errorf("a lookup in another directory waited %v for the open", waited)
+	}
+	if err := <-renamed; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-refused; !errors.Is(err, syscall.ETXTBSY) {
+		t.Errorf("open without a descriptor beside a passthrough reader: %v; want ETXTBSY", err)
 	}
 }

@@ -196,6 +196,9 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 // kernel looks the name up again and opens the new file. Trees whose
 // files have a descriptor on some opens and not on others (the access
 // layer's quota-checked writers) should be mounted with NoPassthrough.
+//
+// The caller holds no lock: opened may wait for a release (awaitRelease),
+// and a rename queued on t.ns meanwhile would hold up every request.
 func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.Errno) {
 	h.ino = ino
 	if t.opts.NoPassthrough {
@@ -205,7 +208,17 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 		return h, 0, 0
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	fh, fl, errno := t.openedLocked(ino, h)
+	t.mu.Unlock()
+	if errno == syscall.ESTALE {
+		t.dropNumber(ino)
+	}
+	return fh, fl, errno
+}
+
+// openedLocked is opened with t.mu held. On ESTALE the caller drops the
+// number.
+func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.Errno) {
 	c := t.modes[ino]
 	if c == nil {
 		c = &ioCount{}
@@ -219,13 +232,11 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 				// file renamed over it, maybe not reported yet): the
 				// kernel would serve this handle from the old file's
 				// backing, and its writes would go to an unlinked file.
-				// The number is dropped, as a reported replacement
-				// drops it, and ESTALE makes the kernel look the name
-				// up again, to a new inode backed by the new file.
+				// The number is dropped (by opened), as a reported
+				// replacement drops it, and ESTALE makes the kernel
+				// look the name up again, to a new inode backed by the
+				// new file.
 				h.file().Close()
-				if p, ok := t.paths[ino]; ok {
-					t.dropFile(p)
-				}
 				return nil, 0, syscall.ESTALE
 			}
 			if c.passthrough == 0 {
@@ -287,6 +298,18 @@ func (t *tree) awaitRelease(ino uint64) *ioCount {
 		}
 	}
 	return c
+}
+
+// dropNumber drops number ino, if it still numbers a file, under the
+// namespace lock like any other change of the table's names.
+func (t *tree) dropNumber(ino uint64) {
+	t.ns.Lock()
+	defer t.ns.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.paths[ino]; ok {
+		t.dropFile(p)
+	}
 }
 
 // closed undoes opened when h is released. It reports whether h was the
@@ -726,25 +749,34 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if testHookOpen != nil {
 		testHookOpen(ctx, n)
 	}
-	ctx = n.t.ctx(ctx)
+	h, errno := n.open(n.t.ctx(ctx), flags)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return n.t.opened(n.StableAttr().Ino, h)
+}
+
+// open opens the file the node stands for in the tree, under the
+// namespace lock.
+func (n *node) open(ctx context.Context, flags uint32) (*handle, syscall.Errno) {
 	n.t.ns.RLock()
 	defer n.t.ns.RUnlock()
 	p, ok := n.path()
 	if !ok {
-		return nil, 0, syscall.ESTALE
+		return nil, syscall.ESTALE
 	}
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
 		f, err := n.t.fsys.Open(ctx, p)
 		if err != nil {
-			return nil, 0, n.t.errno(err)
+			return nil, n.t.errno(err)
 		}
-		return n.t.opened(n.StableAttr().Ino, &handle{t: n.t, ro: f})
+		return &handle{t: n.t, ro: f}, 0
 	}
 	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)&^syscall.O_CREAT, 0)
 	if err != nil {
-		return nil, 0, n.t.errno(err)
+		return nil, n.t.errno(err)
 	}
-	return n.t.opened(n.StableAttr().Ino, &handle{t: n.t, rw: rw})
+	return &handle{t: n.t, rw: rw}, 0
 }
 
 // testHookOpen, when set by a test, runs at the start of every Open, with
@@ -758,28 +790,35 @@ var testHookOpen func(ctx context.Context, n *node)
 var testHookRenamed func()
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	ctx = n.t.ctx(ctx)
-	n.t.ns.RLock()
-	defer n.t.ns.RUnlock()
-	p, errno := n.child("create", name)
+	in, h, errno := n.create(n.t.ctx(ctx), name, flags, mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)|os.O_CREATE, fs.FileMode(mode&0o777))
-	if err != nil {
-		return nil, nil, 0, n.t.errno(err)
-	}
-	info, err := rw.Stat()
-	if err != nil {
-		rw.Close()
-		return nil, nil, 0, n.t.errno(err)
-	}
-	in := n.newChild(ctx, p, info, out)
-	fh, fl, errno := n.t.opened(in.StableAttr().Ino, &handle{t: n.t, rw: rw})
+	fh, fl, errno := n.t.opened(in.StableAttr().Ino, h)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
 	return in, fh, fl, 0
+}
+
+// create creates and opens name in the tree, under the namespace lock.
+func (n *node) create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, *handle, syscall.Errno) {
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
+	p, errno := n.child("create", name)
+	if errno != 0 {
+		return nil, nil, errno
+	}
+	rw, err := semfs.OpenFile(ctx, n.t.fsys, p, openFlags(flags)|os.O_CREATE, fs.FileMode(mode&0o777))
+	if err != nil {
+		return nil, nil, n.t.errno(err)
+	}
+	info, err := rw.Stat()
+	if err != nil {
+		rw.Close()
+		return nil, nil, n.t.errno(err)
+	}
+	return n.newChild(ctx, p, info, out), &handle{t: n.t, rw: rw}, 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
