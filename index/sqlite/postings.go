@@ -232,7 +232,8 @@ func bumpGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 // kv rather than from max(id), so an id is never given twice even when
 // the row holding the highest one is deleted (SQLite would reuse it): a
 // process whose memory still holds the old row must not take the new one
-// for it.
+// for it. The one exception is renumber, which moves every segment to a
+// new id, so no process reuses one decoded under the old chunk ids.
 type txState struct{ gen, chunk, seg int64 }
 
 const (

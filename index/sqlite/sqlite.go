@@ -36,7 +36,16 @@
 // postings when another process wrote since, before computing tombstones
 // from them, and a lookup reads it in the read transaction it then reads
 // rows in, reloading first when it changed. Reloading reuses the
-// segments already decoded (segment and chunk ids are never given twice).
+// segments already decoded (segment ids are never given twice, nor chunk
+// ids but by a renumbering, which gives every segment a new id).
+//
+// # Ids
+//
+// Postings map documents to chunk and file ids as uint32. Chunk ids only
+// count up and file ids grow with atomic saves, so when a write would
+// give one past 2^32-1, Put renumbers both 1..n in one transaction,
+// rewriting the segments with the new ids (see renumber.go), and writes
+// again.
 // The in-memory vectors and tag index are not reloaded: they see this
 // process's writes and what it loaded at Open.
 package sqlite

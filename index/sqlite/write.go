@@ -142,30 +142,46 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 		return nil
 	}
 	text, grep := prepare(items)
-	err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
-		var ops []memOp
-		w := &batch{chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
-		var err error
-		if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			o, err := ix.putTx(ctx, tx, it, w)
-			if err != nil {
-				return nil, err
+	for try := 0; ; try++ {
+		full := false
+		err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
+			ops, err := ix.putItems(ctx, tx, items, text, grep)
+			full = errors.Is(err, errIDsFull)
+			return ops, err
+		})
+		if full && try < 2 { // a second try races another process giving ids
+			if err = ix.renumber(ctx); err == nil {
+				continue
 			}
-			ops = append(ops, o...)
 		}
-		if err := w.insertChunks(ctx, ix, tx); err != nil {
+		if err == nil {
+			ix.startMerge()
+		}
+		return err
+	}
+}
+
+// putItems writes items in tx; text and grep are their postings, from
+// prepare.
+func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, text, grep *postings.Segment) ([]memOp, error) {
+	var ops []memOp
+	w := &batch{chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
+	var err error
+	if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		o, err := ix.putTx(ctx, tx, it, w)
+		if err != nil {
 			return nil, err
 		}
-		po, err := w.post.flush(ctx, ix, tx)
-		return append(ops, po...), err
-	})
-	if err == nil {
-		ix.startMerge()
+		ops = append(ops, o...)
 	}
-	return err
+	if err := w.insertChunks(ctx, ix, tx); err != nil {
+		return nil, err
+	}
+	po, err := w.post.flush(ctx, ix, tx)
+	return append(ops, po...), err
 }
 
 // batch collects the writes of a Put that go in bulk at its end: rows of
@@ -216,10 +232,13 @@ func (ix *Index) fileRows(ctx context.Context, tx *sql.Tx, items []index.Item) (
 	return out, nil
 }
 
-// chunkID gives a new chunk id (see txState).
-func (ix *Index) chunkID() int64 {
+// chunkID gives a new chunk id (see txState), or errIDsFull.
+func (ix *Index) chunkID() (int64, error) {
+	if ix.st.chunk >= maxDocID {
+		return 0, errIDsFull
+	}
 	ix.st.chunk++
-	return ix.st.chunk
+	return ix.st.chunk, nil
 }
 
 // insertChunks inserts the waiting chunks rows.
@@ -360,6 +379,9 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 	if err != nil {
 		return nil, err
 	}
+	if id > maxDocID {
+		return nil, errIDsFull
+	}
 	now := fileRow{id: id, grep: max(grepOK, 0)}
 	if grepOK < 0 && exists {
 		now.grep = prev.grep
@@ -416,7 +438,10 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 			fresh = 1
 			keep = append(keep, kept{key, vec})
 		}
-		cid := ix.chunkID()
+		cid, err := ix.chunkID()
+		if err != nil {
+			return nil, err
+		}
 		w.chunkRows = append(w.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
 		w.chunkPaths[f.Path] = true
 		w.post.addChunk(cid)
