@@ -182,8 +182,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		testHookRelease()
 	}
 	opath := -1
+	var before *fileStamp
 	if h.mode == ioPassthrough && h.rw != nil {
 		opath = h.t.mapped.prepare(h.fd)
+		if st, ok := stampOf(h.fd); ok {
+			before = &st
+		}
 	}
 	err := h.file().Close()
 	if h.hasRo {
@@ -191,7 +195,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	}
 	p, named := h.t.pathOf(h.ino)
 	if h.t.closed(h) && opath >= 0 && named {
-		h.t.mapped.add(h.ino, p, opath)
+		h.t.mapped.add(h.ino, p, opath, before)
 	} else if opath >= 0 {
 		syscall.Close(opath)
 	}

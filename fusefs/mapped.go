@@ -108,17 +108,32 @@ func (m *mapWatch) prepare(fd int) int {
 }
 
 // add watches the file held by opath (from prepare, closed by add when it
-// is not kept).
-func (m *mapWatch) add(ino uint64, p string, opath int) {
+// is not kept). When before is given — the file as it was before the tree
+// closed the handle that left it watched — and the file changed since, it
+// is re-read once: a mapping written and unmapped between the tree's
+// re-read at Close and the watch closed its backing file unwatched.
+func (m *mapWatch) add(ino uint64, p string, opath int, before *fileStamp) {
+	if w := m.watch(ino, p, opath); w != nil && before != nil && w.stat != *before {
+		m.mu.Lock()
+		if m.byIno[ino] != w || m.closed {
+			m.mu.Unlock()
+			return
+		}
+		m.reread(w)
+	}
+}
+
+// watch is add without the check, returning what it watches or nil.
+func (m *mapWatch) watch(ino uint64, p string, opath int) *watched {
 	if opath < 0 {
-		return
+		return nil
 	}
 	m.start()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ifd == nil || m.closed {
 		syscall.Close(opath)
-		return
+		return nil
 	}
 	if old := m.byIno[ino]; old != nil {
 		m.removeLocked(old)
@@ -127,7 +142,7 @@ func (m *mapWatch) add(ino uint64, p string, opath int) {
 	if err != nil {
 		syscall.Close(opath)
 		m.t.opts.logf("fusefs: watching %s for writes through a mapping: %v", p, err)
-		return
+		return nil
 	}
 	if old := m.byWd[int32(wd)]; old != nil { // the same host file under another number
 		m.removeLocked(old)
@@ -145,6 +160,10 @@ func (m *mapWatch) add(ino uint64, p string, opath int) {
 		}
 		m.removeLocked(oldest)
 	}
+	if m.byIno[ino] != w {
+		return nil
+	}
+	return w
 }
 
 // drop ends the watch of number ino, if any: it is open for writing by
@@ -224,10 +243,16 @@ func (m *mapWatch) event(wd int32, mask uint32) {
 			return
 		}
 	}
+	m.reread(w)
+}
+
+// reread has the tree re-read the file w watches. The caller holds m.mu,
+// which reread releases.
+func (m *mapWatch) reread(w *watched) {
 	// The re-index below opens and closes the file for writing: unwatch
 	// it meanwhile, and watch it again after (another mapping may live).
-	delete(m.byWd, wd)
-	syscall.InotifyRmWatch(int(m.ifd.Fd()), uint32(wd))
+	delete(m.byWd, w.wd)
+	syscall.InotifyRmWatch(int(m.ifd.Fd()), uint32(w.wd))
 	m.mu.Unlock()
 
 	p := w.path
@@ -243,7 +268,7 @@ func (m *mapWatch) event(wd int32, mask uint32) {
 	}
 	m.mu.Unlock()
 	if kept { // else dropped meanwhile, its descriptor closed
-		m.add(w.ino, w.path, w.opath)
+		m.add(w.ino, w.path, w.opath, nil)
 	}
 }
 
