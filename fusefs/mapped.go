@@ -167,7 +167,8 @@ func (m *mapWatch) watch(ino uint64, p string, opath int) *watched {
 }
 
 // drop ends the watch of number ino, if any: it is open for writing by
-// passthrough again.
+// passthrough again, or was removed or replaced. The caller may hold t.mu
+// (m.mu is never held while taking it).
 func (m *mapWatch) drop(ino uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -155,3 +155,61 @@ func TestPassthroughMmapWriteRightAfterClose(t *testing.T) {
 		t.Errorf("re-read %v; want once", r)
 	}
 }
+
+// watchFile numbers the host file at host as path p of tr and watches it
+// for writes through mappings, as the release of its last writable
+// passthrough handle does. It returns the number.
+func watchFile(t *testing.T, tr *tree, host, p string) uint64 {
+	t.Helper()
+	ino := tr.ino(p, syscall.S_IFREG)
+	fd, err := syscall.Open(host, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	tr.mapped.add(ino, p, tr.mapped.prepare(fd), nil)
+	if !watching(tr, ino) {
+		t.Fatalf("%s not watched", p)
+	}
+	return ino
+}
+
+func watching(tr *tree, ino uint64) bool {
+	tr.mapped.mu.Lock()
+	defer tr.mapped.mu.Unlock()
+	return tr.mapped.byIno[ino] != nil
+}
+
+// TestRemovedFileNotWatched: a file removed, replaced or renamed over is
+// no longer watched for writes through mappings; the watch's descriptor
+// would keep the removed file's inode, and its blocks, for as long as the
+// mount lives.
+func TestRemovedFileNotWatched(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		remove func(s *Server)
+	}{
+		{"unlink", func(s *Server) { s.t.forget("/d/f", false) }},
+		{"rmdir parent", func(s *Server) { s.t.forget("/d", true) }},
+		{"rename over", func(s *Server) { s.t.move("/d/g", "/d/f", false) }},
+		{"Removed", func(s *Server) { s.Removed("/d/f") }},
+		{"Removed parent", func(s *Server) { s.Removed("/d") }},
+		{"Replaced", func(s *Server) { s.Replaced("/d/f") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Server{t: newTree(nil, Options{Logf: t.Logf})}
+			defer s.t.mapped.close()
+			s.t.ino("/d", syscall.S_IFDIR)
+			s.t.ino("/d/g", syscall.S_IFREG)
+			host := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(host, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ino := watchFile(t, s.t, host, "/d/f")
+			c.remove(s)
+			if watching(s.t, ino) {
+				t.Errorf("/d/f still watched after %s", c.name)
+			}
+		})
+	}
+}

@@ -350,11 +350,14 @@ func (t *tree) pathOf(ino uint64) (string, bool) {
 }
 
 // drop removes the number of p and, when p is a directory, of everything
-// below it. The caller holds t.mu.
+// below it, and ends the mapping watch of the files it numbered (their
+// O_PATH descriptors would keep removed files' blocks allocated). The
+// caller holds t.mu.
 func (t *tree) drop(p string, dir bool) {
 	if e, ok := t.inos[p]; ok {
 		delete(t.inos, p)
 		delete(t.paths, e.ino)
+		t.mapped.drop(e.ino)
 	}
 	if !dir {
 		return
@@ -363,6 +366,7 @@ func (t *tree) drop(p string, dir bool) {
 		if semfs.HasPrefix(k, p) {
 			delete(t.inos, k)
 			delete(t.paths, e.ino)
+			t.mapped.drop(e.ino)
 		}
 	}
 }
