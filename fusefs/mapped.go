@@ -86,6 +86,9 @@ func (m *mapWatch) start() {
 		defer m.mu.Unlock()
 		m.byWd = map[int32]*watched{}
 		m.byIno = map[uint64]*watched{}
+		if m.closed { // a release after the unmount (a lazy detach leaves handles open)
+			return
+		}
 		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 		if err != nil {
 			m.t.opts.logf("fusefs: inotify unavailable, writes through a mapping after close are not re-indexed: %v", err)
@@ -188,14 +191,18 @@ func (m *mapWatch) removeLocked(w *watched) {
 	syscall.Close(w.opath)
 }
 
-// close stops watching (at unmount).
+// close stops watching (at unmount), for good: a watch is not started
+// after it.
 func (m *mapWatch) close() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ifd == nil || m.closed {
+	if m.closed {
 		return
 	}
 	m.closed = true
+	if m.ifd == nil {
+		return
+	}
 	for _, w := range m.byIno {
 		syscall.Close(w.opath)
 	}

@@ -213,3 +213,32 @@ func TestRemovedFileNotWatched(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWatchAfterClose: a writable passthrough handle released after the
+// unmount (a lazy detach leaves handles open) starts no watch, whose
+// inotify descriptor and goroutine nothing would end.
+func TestNoWatchAfterClose(t *testing.T) {
+	tr := newTree(nil, Options{Logf: t.Logf})
+	tr.mapped.close() // unmounted before any release left a file watched
+	host := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(host, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(host, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	ino := tr.ino("/f", syscall.S_IFREG)
+	tr.mapped.add(ino, "/f", tr.mapped.prepare(fd), nil)
+	tr.mapped.mu.Lock()
+	started, watched := tr.mapped.ifd != nil, len(tr.mapped.byIno)
+	tr.mapped.mu.Unlock()
+	if started || watched > 0 {
+		t.Errorf("after close: inotify started %v, files watched %d; want none", started, watched)
+		tr.mapped.mu.Lock()
+		tr.mapped.closed = false
+		tr.mapped.mu.Unlock()
+		tr.mapped.close()
+	}
+}
