@@ -222,6 +222,18 @@ func pad5(n int) string {
 }
 
 // Item is one row change for Store.Put.
+// PreparingStore is a Store whose Put analyses its items before it takes
+// the write lock (index/sqlite builds postings segments). PreparePut does
+// that analysis ahead of the write, so a bulk import can analyse one batch
+// on every core while the store writes the previous one on a single
+// writer; the returned put writes items, which must name the same paths
+// with the same *Content values in the same order as those prepared, or
+// the store analyses them again.
+type PreparingStore interface {
+	Store
+	PreparePut(items []Item) (put func(ctx context.Context, items []Item) error)
+}
+
 type Item struct {
 	File    File
 	TagText string

@@ -170,15 +170,30 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 	go func() { wg.Wait(); close(out) }()
 	// One writer stores a batch while the workers analyse the next: the
 	// store's write lock is held by one transaction at a time anyway, and
-	// analysis waiting for it left a core idle.
+	// analysis waiting for it left a core idle. A store that prepares its
+	// writes (index.PreparingStore: the SQLite store builds postings on
+	// every core) prepares the next batch meanwhile, so the single writer
+	// is not left alone on one core while the other idles.
 	batches := make(chan []analysed, 1)
+	prepared := make(chan preparedBatch, 1)
 	var writeErr error
 	written := make(chan struct{})
 	go func() {
-		defer close(written)
+		defer close(prepared)
+		ps, ok := f.store.(index.PreparingStore)
 		for b := range batches {
+			p := preparedBatch{batch: b}
+			if ok {
+				p.put = ps.PreparePut(provisionalItems(b))
+			}
+			prepared <- p
+		}
+	}()
+	go func() {
+		defer close(written)
+		for p := range prepared {
 			if writeErr == nil {
-				writeErr = f.storeAnalysed(ctx, b)
+				writeErr = f.storeAnalysed(ctx, p.batch, p.put)
 			}
 		}
 	}()
@@ -257,10 +272,32 @@ type analysed struct {
 	state, reason string
 }
 
+// preparedBatch is a batch of analysed files with, if the store prepares
+// its writes, the write prepared for it.
+type preparedBatch struct {
+	batch []analysed
+	put   func(ctx context.Context, items []index.Item) error
+}
+
+// provisionalItems are the items storeAnalysed will most likely write for
+// batch — every file, with its content — as far as a store's PreparePut
+// reads them (paths and contents). When files are skipped or changed
+// meanwhile, the store prepares the final items again.
+func provisionalItems(batch []analysed) []index.Item {
+	items := make([]index.Item, len(batch))
+	for i, a := range batch {
+		items[i].File.Path = a.path
+		if a.kind != 2 {
+			items[i].Content = a.content
+		}
+	}
+	return items
+}
+
 // storeAnalysed writes a batch of analysed files in one Put. The rows are
 // read again under f.mu, in one query, so that tags set while the batch was
 // being analysed are kept (and no query per file is needed).
-func (f *FS) storeAnalysed(ctx context.Context, batch []analysed) error {
+func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(context.Context, []index.Item) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	paths := make([]string, len(batch))
@@ -302,6 +339,9 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed) error {
 		}
 		rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = a.info.Size(), a.hash, mtime, a.state, a.reason
 		items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: a.content})
+	}
+	if put != nil {
+		return put(ctx, items)
 	}
 	return f.store.Put(ctx, items...)
 }

@@ -142,6 +142,41 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 		return nil
 	}
 	text, grep := prepare(items)
+	return ix.putPrepared(ctx, items, text, grep)
+}
+
+var _ index.PreparingStore = (*Index)(nil)
+
+// PreparePut implements index.PreparingStore.
+func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.Item) error {
+	text, grep := prepare(items)
+	return func(ctx context.Context, final []index.Item) error {
+		if !samePrepared(items, final) {
+			return ix.Put(ctx, final...)
+		}
+		if len(final) == 0 {
+			return nil
+		}
+		return ix.putPrepared(ctx, final, text, grep)
+	}
+}
+
+// samePrepared reports whether final has the paths and contents prepare
+// analysed in prepared, in the same order (prepare reads nothing else).
+func samePrepared(prepared, final []index.Item) bool {
+	if len(prepared) != len(final) {
+		return false
+	}
+	for i := range final {
+		if prepared[i].File.Path != final[i].File.Path || prepared[i].Content != final[i].Content {
+			return false
+		}
+	}
+	return true
+}
+
+// putPrepared writes items whose postings prepare built.
+func (ix *Index) putPrepared(ctx context.Context, items []index.Item, text, grep *postings.Segment) error {
 	for try := 0; ; try++ {
 		full := false
 		err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
