@@ -541,9 +541,18 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, p *p
 
 // Remove implements index.Store.
 func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
-	err := ix.write(ctx, "remove", path, func(tx *sql.Tx) ([]memOp, error) {
+	return ix.writePostings(ctx, "remove", path, func(tx *sql.Tx, p *postingsTx) ([]memOp, error) {
+		return ix.removeTx(ctx, tx, path, subtree, nil, p)
+	})
+}
+
+// writePostings runs fn in a write transaction with a postings change set,
+// writes the change set in the same transaction, and starts a merge once
+// it committed.
+func (ix *Index) writePostings(ctx context.Context, op, path string, fn func(tx *sql.Tx, p *postingsTx) ([]memOp, error)) error {
+	err := ix.write(ctx, op, path, func(tx *sql.Tx) ([]memOp, error) {
 		p := ix.newPostingsTx(nil, nil)
-		ops, err := ix.removeTx(ctx, tx, path, subtree, nil, p)
+		ops, err := fn(tx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -625,19 +634,9 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 	if oldpath == newpath {
 		return nil
 	}
-	err := ix.write(ctx, "rename", oldpath, func(tx *sql.Tx) ([]memOp, error) {
-		p := ix.newPostingsTx(nil, nil)
-		ops, err := ix.renameTx(ctx, tx, oldpath, newpath, p)
-		if err != nil {
-			return nil, err
-		}
-		po, err := p.flush(ctx, ix, tx)
-		return append(ops, po...), err
+	return ix.writePostings(ctx, "rename", oldpath, func(tx *sql.Tx, p *postingsTx) ([]memOp, error) {
+		return ix.renameTx(ctx, tx, oldpath, newpath, p)
 	})
-	if err == nil {
-		ix.startMerge()
-	}
-	return err
 }
 
 func moved(p, oldpath, newpath string) (string, bool) {
