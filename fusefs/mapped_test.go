@@ -23,11 +23,7 @@ import (
 func TestPassthroughMmapWriteAfterClose(t *testing.T) {
 	ctx := context.Background()
 	h := hostTree(t)
-	var mu sync.Mutex
-	var reread []string
-	testHookReindex = func(p string) { mu.Lock(); reread = append(reread, p); mu.Unlock() }
-	t.Cleanup(func() { testHookReindex = nil })
-	got := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), reread...) }
+	got := recordRereads(t)
 	srv := mountServer(t, h, Options{KeepCache: true})
 	needPassthrough(t, srv)
 	if err := semfs.WriteFile(ctx, h, "/f", make([]byte, 4096), 0o644); err != nil {
@@ -115,11 +111,7 @@ func (f afterCloseFile) Close() error {
 func TestPassthroughMmapWriteRightAfterClose(t *testing.T) {
 	ctx := context.Background()
 	h := &afterCloseFS{FS: hostTree(t)}
-	var mu sync.Mutex
-	var reread []string
-	testHookReindex = func(p string) { mu.Lock(); reread = append(reread, p); mu.Unlock() }
-	t.Cleanup(func() { testHookReindex = nil })
-	got := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), reread...) }
+	got := recordRereads(t)
 	srv := mountServer(t, h, Options{KeepCache: true})
 	needPassthrough(t, srv)
 	if err := semfs.WriteFile(ctx, h, "/f", make([]byte, 4096), 0o644); err != nil {
@@ -241,4 +233,14 @@ func TestNoWatchAfterClose(t *testing.T) {
 		tr.mapped.mu.Unlock()
 		tr.mapped.close()
 	}
+}
+
+// recordRereads records the paths the mount asks the tree to re-read
+// (testHookReindex) until the test ends; the returned func lists them.
+func recordRereads(t *testing.T) func() []string {
+	var mu sync.Mutex
+	var reread []string
+	testHookReindex = func(p string) { mu.Lock(); reread = append(reread, p); mu.Unlock() }
+	t.Cleanup(func() { testHookReindex = nil })
+	return func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), reread...) }
 }
