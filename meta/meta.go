@@ -22,6 +22,17 @@
 // (embedding.Worker), which embeds them in batches, and Options.Deferred is
 // told so that it can wake the worker.
 //
+// With Options.CloseDelay set, the close of a file opened for writing does
+// not wait for its row: it records the path and its writer's created_by and
+// returns, and a committer stores the rows of many closed files in one
+// transaction, within CloseDelay. Every read of rows through the layer
+// (Meta, Query, Search, SetTags, Rename) and Flush store what is pending
+// first, so no caller sees the lag; a process killed before the commit
+// loses those rows' created_by (Reconcile indexes the files as written by
+// an unknown writer). A FUSE mount wants this: the kernel sends RELEASE
+// after close(2) returned, so nobody waits for that acknowledgement, while
+// a RELEASE that commits a row holds one of the few request readers.
+//
 // # Searching
 //
 // FS implements seed 000's tag query (Query), content search with fusion,
@@ -74,6 +85,11 @@ type Options struct {
 	// Deferred, if set, is called after a save left a vector of the named
 	// space for the drain worker, typically to Kick that worker.
 	Deferred func(space string)
+	// CloseDelay, if positive, defers the index update of a file opened
+	// for writing from its Close to a batch committed at most this long
+	// after (see the package doc); DefaultCloseDelay suits a FUSE mount.
+	// Zero: Close returns once the row is stored.
+	CloseDelay time.Duration
 	// Changed, if set, is called after each change of the base's files
 	// made through the layer, with the context of the call that made it,
 	// before the index is updated — so that a front end caching the tree
@@ -127,6 +143,7 @@ type FS struct {
 	vis restricted // files with restricted visibility
 
 	writers writers // files open for writing
+	closes  closes  // closed files waiting for their rows (CloseDelay)
 
 	queue   chan string
 	stop    chan struct{}
@@ -184,14 +201,21 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 	}
 	f.stopped.Add(1)
 	go f.indexer()
+	if f.deferCloses() {
+		f.startCloses()
+	}
 	return f, nil
 }
 
-// Close stops the background indexer. Files still queued stay pending in
-// the store and are indexed by the next Reconcile or IndexPending.
+// Close stores the rows of closed files still waiting (CloseDelay) and
+// stops the background indexer. Files still queued stay pending in the
+// store and are indexed by the next Reconcile or IndexPending.
 func (f *FS) Close() error {
 	f.closeMu.Do(func() {
 		close(f.stop)
+		if f.deferCloses() {
+			<-f.closes.done
+		}
 		f.stopped.Wait()
 	})
 	return nil
@@ -342,6 +366,15 @@ func (w *writeFile) Close() error {
 	if err != nil || !dirty {
 		return err
 	}
+	if w.f.deferCloses() {
+		at := time.Now() // for the batch timing, not a row
+		p, ok := w.f.writers.deferClose(w, func(p string) bool { return w.f.closes.add(p, creator(w.ctx), at) })
+		w.f.changed(w.ctx, Change{Op: ChangeWrite, Path: p})
+		if ok {
+			return nil
+		}
+		// The layer is closing: store the row now.
+	}
 	// A rename may move the file while it is being indexed: index it
 	// again under its new path (writtenBehind skips a path that is gone).
 	for p := w.f.writers.path(w); ; {
@@ -407,7 +440,23 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if o == n {
 		return semfs.Rename(ctx, f.base, o, n)
 	}
-	if err := f.writers.rename(o, n, func() error { return semfs.Rename(ctx, f.base, o, n) }); err != nil {
+	if f.deferCloses() {
+		// Closes of o or n waiting for their rows are stored first, and
+		// none is stored while the rows move: a close recorded meanwhile
+		// (writers.deferClose) follows the rename and is stored below.
+		f.closes.run.Lock()
+		defer f.closes.run.Unlock()
+		f.flushLocked(context.WithoutCancel(ctx), under(o, n))
+	}
+	if err := f.writers.rename(o, n, func() error {
+		if err := semfs.Rename(ctx, f.base, o, n); err != nil {
+			return err
+		}
+		if f.deferCloses() {
+			f.closes.rename(o, n)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
@@ -416,6 +465,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	err = f.store.Rename(ctx, o, n)
 	f.vis.rename(o, n)
 	f.mu.Unlock()
+	if f.deferCloses() {
+		f.flushLocked(ctx, under(n))
+	}
 	if err != nil {
 		f.logErr("rename", o, err)
 		return nil
@@ -832,6 +884,7 @@ func (f *FS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
 	if err != nil {
 		return semfs.Meta{}, err
 	}
+	f.flushCloses(context.WithoutCancel(ctx), under(p))
 	info, err := f.base.Stat(ctx, p)
 	if err != nil {
 		return semfs.Meta{}, err
@@ -882,6 +935,7 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 		}
 	}
 	ctx = context.WithoutCancel(ctx)
+	f.flushCloses(ctx, under(p))
 	f.mu.Lock()
 	rec, err := f.store.File(ctx, p)
 	pending := false

@@ -42,6 +42,7 @@ func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryRe
 	if err := checkQuery("query", text); err != nil {
 		return nil, err
 	}
+	f.flushCloses(context.WithoutCancel(ctx), nil)
 	scores, err := f.tagScores(ctx, text, index.TagWords(text), limit)
 	if err != nil {
 		return nil, err

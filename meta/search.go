@@ -153,6 +153,7 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 	if err := checkQuery("search", req.Query); err != nil {
 		return "", err
 	}
+	f.flushCloses(context.WithoutCancel(ctx), nil)
 	text, flt, err := requestFilter(req)
 	if err != nil {
 		return "", err

@@ -50,6 +50,24 @@ func (ws *writers) rename(o, n string, do func() error) error {
 	return nil
 }
 
+// deferClose records the close of w, a file written, by calling add with
+// its path, and forgets w if add took it (false: the layer is closing).
+// It holds the lock that rename holds, so that a rename either moved w
+// before (add gets the new path) or finds the recorded close to move
+// (closes.rename).
+func (ws *writers) deferClose(w *writeFile, add func(p string) bool) (string, bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.mu.Lock()
+	p := w.path
+	w.mu.Unlock()
+	if !add(p) {
+		return p, false
+	}
+	delete(ws.open, w)
+	return p, true
+}
+
 // path returns where w is now.
 func (ws *writers) path(w *writeFile) string {
 	ws.mu.Lock()
