@@ -200,7 +200,7 @@ func (ix *Index) putPrepared(ctx context.Context, items []index.Item, text, grep
 // prepare.
 func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, text, grep *postings.Segment) ([]memOp, error) {
 	var ops []memOp
-	w := &batch{chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
+	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
 	var err error
 	if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
 		return nil, err
@@ -212,6 +212,9 @@ func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, t
 		}
 		ops = append(ops, o...)
 	}
+	if err := w.insertFiles(ctx, ix, tx); err != nil {
+		return nil, err
+	}
 	if err := w.insertChunks(ctx, ix, tx); err != nil {
 		return nil, err
 	}
@@ -220,11 +223,15 @@ func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, t
 }
 
 // batch collects the writes of a Put that go in bulk at its end: rows of
-// the chunks table, 32 per statement (ids never given before, see
-// txState), and the postings.
+// the files and chunks tables, rowsPerInsert per statement, with ids never
+// given before (new files: see fileID; chunks: see txState), and the
+// postings.
 type batch struct {
-	chunkRows  [][]any         // id and columns of chunks rows to insert
-	chunkPaths map[string]bool // paths with rows in chunkRows
+	fileArgs   []any           // columns of new files rows to insert (newFileCols each)
+	filePaths  map[string]bool // paths with rows in fileArgs
+	lastFile   int64           // the largest file id given so far (0: not read yet)
+	chunkArgs  []any           // columns of chunks rows to insert (chunkCols each)
+	chunkPaths map[string]bool // paths with rows in chunkArgs
 	post       *postingsTx
 	rows       map[string]fileRow // files rows of the batch's paths, as written so far
 }
@@ -276,30 +283,62 @@ func (ix *Index) chunkID() (int64, error) {
 	return ix.st.chunk, nil
 }
 
+// fileID gives a new file the id SQLite would give it, max(id)+1 (read
+// once per batch), or errIDsFull.
+func (w *batch) fileID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error) {
+	if w.lastFile == 0 {
+		if err := ix.txQueryRow(ctx, tx, `SELECT coalesce(max(id), 0) FROM files`).Scan(&w.lastFile); err != nil {
+			return 0, err
+		}
+	}
+	if w.lastFile >= maxDocID {
+		return 0, errIDsFull
+	}
+	w.lastFile++
+	return w.lastFile, nil
+}
+
+// Columns of the rows a batch inserts in bulk.
+const (
+	newFileCols = `id, path, created_by, task, related_apps, summary, links, provenance, extra,
+		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh`
+	chunkCols = `id, key, path, no, start_line, end_line, text, vec, fresh`
+)
+
+// insertFiles inserts the waiting new files rows.
+func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
+	err := insertRows(ctx, ix, tx, `INSERT INTO files(`+newFileCols+`) VALUES `, 22, w.fileArgs)
+	w.fileArgs = w.fileArgs[:0]
+	clear(w.filePaths)
+	return err
+}
+
 // insertChunks inserts the waiting chunks rows.
 func (w *batch) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	const cols = `INSERT INTO chunks(id, key, path, no, start_line, end_line, text, vec, fresh) VALUES `
-	row := "(" + placeholders(9) + ")"
-	for rows := w.chunkRows; len(rows) > 0; {
+	err := insertRows(ctx, ix, tx, `INSERT INTO chunks(`+chunkCols+`) VALUES `, 9, w.chunkArgs)
+	w.chunkArgs = w.chunkArgs[:0]
+	clear(w.chunkPaths)
+	return err
+}
+
+// insertRows runs insert (up to VALUES) for the rows in args, cols
+// values each, rowsPerInsert rows per statement.
+func insertRows(ctx context.Context, ix *Index, tx *sql.Tx, insert string, cols int, args []any) error {
+	row := "(" + placeholders(cols) + ")"
+	for len(args) > 0 {
 		n := 1
-		if len(rows) >= rowsPerInsert {
+		if len(args) >= rowsPerInsert*cols {
 			n = rowsPerInsert
 		}
-		args := make([]any, 0, 9*n)
-		for _, r := range rows[:n] {
-			args = append(args, r...)
-		}
-		if _, err := ix.txExec(ctx, tx, cols+strings.Repeat(row+",", n-1)+row, args...); err != nil {
+		if _, err := ix.txExec(ctx, tx, insert+strings.Repeat(row+",", n-1)+row, args[:n*cols]...); err != nil {
 			return err
 		}
-		rows = rows[n:]
+		args = args[n*cols:]
 	}
-	w.chunkRows = w.chunkRows[:0]
-	clear(w.chunkPaths)
 	return nil
 }
 
-// rowsPerInsert is how many chunks rows one INSERT carries: a statement
+// rowsPerInsert is how many rows one bulk INSERT carries: a statement
 // costs about as much as a few rows, and most Puts are bulk.
 const rowsPerInsert = 32
 
@@ -395,7 +434,13 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 	// Postings to delete exist only for a file already indexed.
 	prev, exists := w.rows[f.Path]
 	var id int64
-	err := ix.txQueryRow(ctx, tx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
+	if exists {
+		if w.filePaths[f.Path] { // put earlier in this batch
+			if err := w.insertFiles(ctx, ix, tx); err != nil {
+				return nil, err
+			}
+		}
+		err := ix.txQueryRow(ctx, tx, `INSERT INTO files (path, created_by, task, related_apps, summary, links, provenance, extra,
 		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,max(?,0),?,0)
 		ON CONFLICT(path) DO UPDATE SET created_by=excluded.created_by, task=excluded.task,
@@ -408,14 +453,27 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 		tag_fresh=CASE WHEN files.tag_text = excluded.tag_text THEN files.tag_fresh ELSE 0 END,
 		tag_text=excluded.tag_text
 		RETURNING id`,
-		f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps), f.Summary, encodeList(f.Links), f.Provenance,
-		encodeMap(f.Extra), encodeList(f.Groups), public, nanos(f.CreatedAt), nanos(f.UpdatedAt), f.Size, f.Hash,
-		nanos(f.ModTime), state, f.Reason, index.Ext(f.Path), grepOK, it.TagText, grepOK).Scan(&id)
-	if err != nil {
-		return nil, err
-	}
-	if id > maxDocID {
-		return nil, errIDsFull
+			f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps), f.Summary, encodeList(f.Links), f.Provenance,
+			encodeMap(f.Extra), encodeList(f.Groups), public, nanos(f.CreatedAt), nanos(f.UpdatedAt), f.Size, f.Hash,
+			nanos(f.ModTime), state, f.Reason, index.Ext(f.Path), grepOK, it.TagText, grepOK).Scan(&id)
+		if err != nil {
+			return nil, err
+		}
+		if id > maxDocID {
+			return nil, errIDsFull
+		}
+	} else {
+		// A new row: inserted in bulk at the end of the batch (or before
+		// the path is put again).
+		var err error
+		if id, err = w.fileID(ctx, ix, tx); err != nil {
+			return nil, err
+		}
+		w.fileArgs = append(w.fileArgs, id, f.Path, f.CreatedBy, f.Task, encodeList(f.RelatedApps), f.Summary,
+			encodeList(f.Links), f.Provenance, encodeMap(f.Extra), encodeList(f.Groups), public, nanos(f.CreatedAt),
+			nanos(f.UpdatedAt), f.Size, f.Hash, nanos(f.ModTime), state, f.Reason, index.Ext(f.Path), max(grepOK, 0),
+			it.TagText, 0)
+		w.filePaths[f.Path] = true
 	}
 	now := fileRow{id: id, grep: max(grepOK, 0)}
 	if grepOK < 0 && exists {
@@ -445,6 +503,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 				return nil, err
 			}
 		}
+		var err error
 		if old, err = ix.dropChunksTx(ctx, tx, f.Path, w.post); err != nil {
 			return nil, err
 		}
@@ -477,7 +536,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 		if err != nil {
 			return nil, err
 		}
-		w.chunkRows = append(w.chunkRows, []any{cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh})
+		w.chunkArgs = append(w.chunkArgs, cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
 		w.chunkPaths[f.Path] = true
 		w.post.addChunk(cid)
 	}

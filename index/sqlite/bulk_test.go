@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/index"
+)
+
+// dumpRows returns every row of q as strings, in order.
+func dumpRows(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A bulk Put inserts new files rows many per statement with ids it gives
+// itself; it must leave the same rows, ids and postings as putting the
+// items one by one — including a path put twice in the batch, a path
+// that existed before, tags, links, binary content and an item without
+// content.
+func TestBulkPutEqualsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	var items []index.Item
+	for i := range 150 {
+		tags := semfs.Tags{Task: fmt.Sprintf("task %d", i%7)}
+		if i%10 == 3 {
+			tags.Links = []string{fmt.Sprintf("/n/%03d.md", i-1), "/old.md"}
+			tags.Extra = map[string]string{"k": fmt.Sprint(i)}
+			tags.RelatedApps = []string{"editor"}
+		}
+		items = append(items, item(fmt.Sprintf("/n/%03d.md", i), fmt.Sprintf("note %d about kestrels\n\nand hawks %d\n", i, i*7), tags))
+	}
+	bin := item("/n/blob.bin", "\x00\x01\x02binary", semfs.Tags{})
+	items = append(items, bin)
+	// The same paths again, later in the batch: new text and tags.
+	items = append(items, item("/n/005.md", "rewritten falcon text\n", semfs.Tags{Task: "again"}))
+	items = append(items, item("/old.md", "old file, new words: osprey\n", semfs.Tags{Task: "kept"}))
+	meta := items[7]
+	meta.Content = nil
+	meta.File.Task = "tags only"
+	meta.TagText = index.TagText(meta.File.Meta)
+	items = append(items, meta)
+
+	build := func(bulk bool) *Index {
+		ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+		if err := ix.Put(ctx, item("/old.md", "an old file about owls\n", semfs.Tags{Task: "old"})); err != nil {
+			t.Fatal(err)
+		}
+		if bulk {
+			if err := ix.Put(ctx, items...); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for _, it := range items {
+				if err := ix.Put(ctx, it); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ix.waitMerges()
+		return ix
+	}
+	one, bulk := build(false), build(true)
+	for _, q := range []string{
+		`SELECT * FROM files ORDER BY id`,
+		`SELECT id, key, path, no, start_line, end_line, text, fresh FROM chunks ORDER BY id`,
+		`SELECT * FROM links ORDER BY dst, src`,
+	} {
+		a, b := dumpRows(t, one.db, q), dumpRows(t, bulk.db, q)
+		if !slices.Equal(a, b) {
+			t.Errorf("%s:\none by one: %q\nbulk:       %q", q, a, b)
+		}
+	}
+	if n := len(dumpRows(t, bulk.db, `SELECT id FROM files`)); n != 152 {
+		t.Errorf("%d files rows, want 152", n)
+	}
+	for _, q := range []string{"kestrels", "falcon", "osprey", "owls", "hawks 35"} {
+		a, b := searchPaths(t, one, q), searchPaths(t, bulk, q)
+		if !slices.Equal(a, b) {
+			t.Errorf("search %q: one by one %v, bulk %v", q, a, b)
+		}
+	}
+	if got := searchPaths(t, bulk, "falcon"); !slices.Equal(got, []string{"/n/005.md:rewritten falcon text\n"}) {
+		t.Errorf("search falcon: %v", got)
+	}
+	if got := searchPaths(t, bulk, "owls"); len(got) != 0 {
+		t.Errorf("search owls found the replaced text: %v", got)
+	}
+	for _, p := range []string{"kestrel", "falcon", "binary"} {
+		a, b := grepPaths(t, one, p), grepPaths(t, bulk, p)
+		if !slices.Equal(a, b) {
+			t.Errorf("grep %q: one by one %v, bulk %v", p, a, b)
+		}
+	}
+	f, err := bulk.File(ctx, "/n/007.md")
+	if err != nil || f.Task != "tags only" || f.State != index.StateIndexed {
+		t.Errorf("/n/007.md: %+v %v", f, err)
+	}
+	checkIDs(t, bulk)
+}
+
+// A bulk Put whose new file ids would pass the postings' range renumbers
+// the files and writes again, as a single row's did.
+func TestBulkPutFileIDsRenumbered(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	if err := ix.Put(ctx, item("/a.txt", "alpha apple\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.db.ExecContext(ctx, `UPDATE files SET id = ? WHERE path = '/a.txt'`, int64(maxDocID)-2); err != nil {
+		t.Fatal(err)
+	}
+	// The grep postings name the file by its old id: reopen rebuilds them.
+	ix.Close()
+	ix = open(t, ix.path)
+	var items []index.Item
+	for i := range 5 {
+		items = append(items, item(fmt.Sprintf("/b%d.txt", i), fmt.Sprintf("banana %d bread\n", i), semfs.Tags{}))
+	}
+	if err := ix.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchPaths(t, ix, "banana 3"); len(got) == 0 || got[0] != "/b3.txt:banana 3 bread\n" {
+		t.Errorf("search banana 3: %v", got)
+	}
+	checkIDs(t, ix)
+}
