@@ -485,6 +485,51 @@ func TestInvisibleFileDoesNotExist(t *testing.T) {
 	wantNames(t, f, principalCtx("billing"), "/internal", "billing.mdx")
 }
 
+// Listing from metadata (one Meta per entry): a directory is hidden when
+// it holds files and none is visible, at any depth; a visible file among
+// its entries settles that without a scan of the files below.
+func TestListingDirectoryVisibilityFromMeta(t *testing.T) {
+	inner := newTagged(map[string]string{
+		"/open/a.md":           "a",
+		"/open/b.md":           "b",
+		"/deep/secret.md":      "s",
+		"/deep/sub/ok.md":      "ok",
+		"/closed/secret.md":    "s",
+		"/closed/sub/also.md":  "s",
+		"/shell/secret.md":     "s",
+		"/shell/empty/.keep":   "",
+		"/shell/empty2/x/y.md": "s",
+	})
+	for _, p := range []string{"/deep/secret.md", "/closed/secret.md", "/closed/sub/also.md", "/shell/secret.md",
+		"/shell/empty/.keep", "/shell/empty2/x/y.md"} {
+		inner.hide(p, "billing")
+	}
+	if err := inner.Remove(ctx, "/shell/empty/.keep"); err != nil {
+		t.Fatal(err)
+	}
+	f := access.New(inner, access.Policy{})
+	agent := principalCtx("support")
+
+	before := inner.metaCalls.Load()
+	wantNames(t, f, agent, "/open", "a.md", "b.md")
+	if n := inner.metaCalls.Load() - before; n != 2 {
+		t.Errorf("listing a directory of 2 visible files asked Meta %d times, want 2 (no scan)", n)
+	}
+	wantNames(t, f, agent, "/deep", "sub/")
+	// /shell holds only hidden files and an empty directory: hidden, like
+	// /closed; the empty directory alone is visible.
+	for _, dir := range []string{"/closed", "/closed/sub", "/shell"} {
+		_, err := f.ReadDir(agent, dir)
+		pe := wantErr(t, err, semfs.ErrNotExist, dir)
+		if strings.Contains(pe.Error(), "secret") {
+			t.Errorf("ReadDir(%s) error %q names a hidden file", dir, pe)
+		}
+	}
+	wantNames(t, f, agent, "/shell/empty")
+	wantNames(t, f, agent, "/", "deep/", "open/")
+	wantNames(t, f, principalCtx("billing"), "/shell", "empty/", "empty2/", "secret.md")
+}
+
 func TestVisibleHookOverrides(t *testing.T) {
 	inner := newTagged(map[string]string{"/a.txt": "a", "/b.txt": "b", "/d/c.txt": "c"})
 	inner.hide("/a.txt", "nobody") // the hook, not the tags, decides

@@ -85,3 +85,41 @@ func BenchmarkReadDir(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRatio measures each layered call against the same call on the
+// bare backend in alternating blocks on one thread (see blockRatio), so
+// that both see the same state of a shared machine. Each iteration is one
+// pair of blocks: run it with a count, e.g. -test.benchtime 40x, and read
+// the reported medians and ratio, not ns/op.
+func BenchmarkRatio(b *testing.B) {
+	inner := benchTree(b)
+	tagged := &tagged{FS: inner, tags: map[string]semfs.Tags{}}
+	ctx := context.Background()
+	session := semfs.WithPrincipal(ctx, semfs.Principal{ID: "agent", Groups: []string{"support"}})
+	stat := func(fsys semfs.FS) func() {
+		return func() {
+			if _, err := fsys.Stat(ctx, "/work/proj/src/f042.md"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	list := func(ctx context.Context, fsys semfs.FS) func() {
+		return func() {
+			if entries, err := fsys.ReadDir(ctx, "/work/proj/src"); err != nil || len(entries) != 100 {
+				b.Fatal(len(entries), err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name        string
+		bare, layer func()
+	}{
+		{"Stat/norules", stat(inner), stat(access.New(inner, access.Policy{}))},
+		{"Stat/rules", stat(inner), stat(access.New(inner, benchPolicy()))},
+		{"ReadDir/norules", list(ctx, inner), list(ctx, access.New(inner, access.Policy{}))},
+		{"ReadDir/rules", list(ctx, inner), list(ctx, access.New(inner, benchPolicy()))},
+		{"ReadDir/session-meta", list(ctx, inner), list(session, access.New(tagged, benchPolicy()))},
+	} {
+		b.Run(c.name, func(b *testing.B) { blockRatio(b, c.bare, c.layer) })
+	}
+}

@@ -81,16 +81,23 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 			{Path: "/a/**/b/**/c", Access: Write},
 			{Path: "/x/[ab]?", Access: Write},
 			{Path: "/shared/a*/**", Access: None},
+			{Path: "/y/*[kz]", Access: None},
+			{Path: "/y/b?", Access: None},
+			{Path: "/y/*ü", Access: None},
+			{Path: "/y/a*x*c", Access: None},
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dirs := []string{"/", "/corpus", "/secrets", "/work", "/work/tmp", "/work/p", "/work/p/build", "/work/.git",
-		"/shared", "/a", "/a/b", "/a/q/b", "/a/b/x", "/x", "/work/x.locked.md"}
+		"/shared", "/a", "/a/b", "/a/q/b", "/a/b/x", "/x", "/work/x.locked.md", "/y"}
 	names := []string{"a", "b", "c", "x.locked.md", ".git", "k.key", "build", "tmp", "ab-x", "abc-x", "corpus", "secrets",
-		"work", "shared", "aa", "bz", "x", "ü"}
+		"work", "shared", "aa", "bz", "x", "ü", "xü", "k", "xz", "axbc", "axc", "b.", "key", "a.md", "y"}
 	for _, d := range dirs {
+		if want, wantRule := cp.decide(cp.walkSlow(d, nil)); cp.dir(d).self != want || cp.dir(d).selfRule != wantRule {
+			t.Errorf("dir(%s).self = %v by %v, a full walk says %v by %v", d, cp.dir(d).self, cp.dir(d).selfRule, want, wantRule)
+		}
 		anyNone := false
 		for _, n := range names {
 			p := semfs.Join(d, n)
@@ -99,6 +106,9 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 			if want == None && !cp.dir(d).someNone {
 				t.Errorf("%s is None but its directory %s says no entry can be", p, d)
 			}
+			if want == None && !cp.dir(d).mayRefuse(n) {
+				t.Errorf("%s is None but its directory %s says no entry ending in %q can be", p, d, n[len(n)-1])
+			}
 			if got := cp.child(cp.dir(d), n); got != want {
 				t.Errorf("child(%s, %s) = %v, a full walk says %v", d, n, got, want)
 			}
@@ -106,8 +116,30 @@ func TestDirChecksAgreeWithWalk(t *testing.T) {
 			if got, r := cp.access(p); got != want || r != wantRule {
 				t.Errorf("access(%s) = %v by %v, a full walk says %v by %v", p, got, r, want, wantRule)
 			}
+			if no, r := cp.refused(p); no != (want == None) || (no && r != wantRule) {
+				t.Errorf("refused(%s) = %v by %v, a full walk says %v by %v", p, no, r, want, wantRule)
+			}
 			if got, _ := cp.decide(cp.walk(p, nil)); got != want {
 				t.Errorf("walk(%s) decides %v, a full walk says %v", p, got, want)
+			}
+		}
+	}
+	// Under a refusing default, an entry no check decides is None.
+	strict, err := compile(Policy{Default: None, Rules: []Rule{{Path: "/work", Access: Write}, {Path: "/**/*.md", Access: Read}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"/", "/other", "/work"} {
+		for _, n := range []string{"a", "a.md", "work", "x.key"} {
+			want, _ := strict.decide(strict.walkSlow(semfs.Join(d, n), nil))
+			if got := strict.child(strict.dir(d), n); got != want {
+				t.Errorf("strict: child(%s, %s) = %v, a full walk says %v", d, n, got, want)
+			}
+			if no, _ := strict.refused(semfs.Join(d, n)); no != (want == None) {
+				t.Errorf("strict: refused(%s/%s) = %v, a full walk says %v", d, n, no, want)
+			}
+			if want == None && !strict.dir(d).mayRefuse(n) {
+				t.Errorf("strict: %s/%s is None but its directory says it cannot be", d, n)
 			}
 		}
 	}
@@ -210,4 +242,45 @@ func TestRulesAgreeWithMatchPath(t *testing.T) {
 			}
 		}
 	}
+}
+
+// canonical is a shortcut past semfs.Clean: whatever it accepts, Clean
+// must return unchanged.
+func TestCanonical(t *testing.T) {
+	long := strings.Repeat("n", semfs.MaxNameLen)
+	for _, c := range []struct {
+		p    string
+		want bool
+	}{
+		{"/a", true}, {"/work/proj/src/f042.md", true}, {"/a b/c~d/.e/..f/...", true}, {"/" + long, true},
+		{"/" + long + "n", false}, {"/", false}, {"", false}, {".", false}, {"a/b", false}, {"/a/", false},
+		{"//a", false}, {"/a//b", false}, {"/a/./b", false}, {"/a/../b", false}, {"/..", false}, {"/.", false},
+		{"/a\\b", false}, {"/a\x00", false}, {"/a\tb", false}, {"/a\x7f", false}, {"/ü", false},
+		{"/" + strings.Repeat("a/", semfs.MaxPathLen/2), false},
+	} {
+		if got := canonical(c.p); got != c.want {
+			t.Errorf("canonical(%q) = %v, want %v", c.p, got, c.want)
+		}
+		p, err := semfs.Clean("stat", c.p)
+		if canonical(c.p) && (err != nil || p != c.p) {
+			t.Errorf("canonical(%q) but semfs.Clean gives %q, %v", c.p, p, err)
+		}
+		if got, gotErr := clean("stat", c.p); got != p || (gotErr == nil) != (err == nil) {
+			t.Errorf("clean(%q) = %q, %v; semfs.Clean gives %q, %v", c.p, got, gotErr, p, err)
+		}
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	for _, p := range []string{"/a", "/a/b.md", "/a/../b", "/a//b", "/.", "a"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !canonical(p) {
+			return
+		}
+		if got, err := semfs.Clean("stat", p); err != nil || got != p {
+			t.Errorf("canonical(%q) but semfs.Clean gives %q, %v", p, got, err)
+		}
+	})
 }

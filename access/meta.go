@@ -14,7 +14,7 @@ func (f *FS) seen(v *view, p string) (bool, error) {
 	if !semfs.ValidPath(p) {
 		return false, nil
 	}
-	if a, _ := f.pol.access(p); a == None {
+	if no, _ := f.pol.refused(p); no {
 		return false, nil
 	}
 	return v.visible(p, false)
@@ -22,7 +22,7 @@ func (f *FS) seen(v *view, p string) (bool, error) {
 
 // Files yields the files below root the principal may see, in path order.
 func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
-	p, err := semfs.Clean("files", root)
+	p, err := clean("files", root)
 	if err != nil {
 		return func(yield func(string, error) bool) { yield("", err) }
 	}
@@ -68,7 +68,7 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 // description of bytes, so it is refused like a read. Links to paths the
 // principal cannot see are left out.
 func (f *FS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
-	p, err := semfs.Clean("meta", name)
+	p, err := clean("meta", name)
 	if err != nil {
 		return semfs.Meta{}, err
 	}
@@ -92,7 +92,7 @@ func (f *FS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
 
 // SetTags follows the write rules; a hidden file does not exist.
 func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
-	p, err := semfs.Clean("tag", name)
+	p, err := clean("tag", name)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 // Related returns the relatives of a file the principal may read, among
 // those it may see.
 func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candidate, error) {
-	p, err := semfs.Clean("related", name)
+	p, err := clean("related", name)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 // may see. It is not ok when the wrapped tree cannot narrow it; the caller
 // then scans, through this layer.
 func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semfs.GrepOptions) ([]string, bool, error) {
-	p, err := semfs.Clean("grep", root)
+	p, err := clean("grep", root)
 	if err != nil {
 		return nil, false, err
 	}

@@ -306,7 +306,6 @@ type policy struct {
 func compile(p Policy) (*policy, error) {
 	cp := &policy{def: p.Default}
 	cp.cache.Store(new(dirCache))
-	cp.noRules.someNone = cp.def == None
 	switch cp.def {
 	case Unset:
 		cp.def = Write
@@ -319,6 +318,11 @@ func compile(p Policy) (*policy, error) {
 	}
 	cp.anyNone = cp.def == None
 	cp.allWritable = cp.def == Write
+	cp.noRules.self = cp.def
+	if cp.def == None {
+		cp.noRules.someNone = true
+		cp.noRules.noneEnds.fill()
+	}
 	for _, r := range p.Rules {
 		cr, err := compileRule(r)
 		if err != nil {
@@ -368,9 +372,31 @@ type dirInfo struct {
 	path   string
 	s      states
 	checks []childCheck
+	// self and selfRule are the directory's own access and its deciding
+	// rule (nil for the default).
+	self     Access
+	selfRule *rule
 	// someNone reports whether an entry can be None (else listings of the
 	// directory need no rule checks at all).
 	someNone bool
+	// ends holds the last bytes of the names some check can decide, and
+	// noneEnds those of the names that can be None; a check not bound to
+	// a literal last byte (a "*", a class, a covering rule) puts in all.
+	// One test of a name's last byte then settles most entries.
+	ends, noneEnds byteSet
+}
+
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+func (s *byteSet) fill()           { *s = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)} }
+
+// mayRefuse reports whether the entry name of d can be None; when false,
+// it is not.
+func (d *dirInfo) mayRefuse(name string) bool {
+	return len(name) == 0 || d.noneEnds.has(name[len(name)-1])
 }
 
 // childCheck is one final pattern element that decides an entry of a
@@ -386,6 +412,19 @@ type childCheck struct {
 	text   string // segLiteral: the name; segWild: the suffix (when simple)
 	prefix string // segWild, simple: the prefix
 	seg    *seg   // anything else
+}
+
+// lastByte returns the byte every name c matches ends with, if there is one.
+func (c *childCheck) lastByte() (byte, bool) {
+	switch {
+	case c.always:
+		return 0, false
+	case c.kind == segLiteral:
+		return c.text[len(c.text)-1], true
+	case c.seg.kind == segWild && c.seg.suffix != "":
+		return c.seg.suffix[len(c.seg.suffix)-1], true
+	}
+	return 0, false
 }
 
 // dirStates returns the rules' states at directory dir; the result is
@@ -407,6 +446,7 @@ func (cp *policy) dir(dir string) *dirInfo {
 		return d
 	}
 	d := &dirInfo{path: dir, s: cp.walkSlow(dir, make(states, 0, len(cp.rules)))}
+	d.self, d.selfRule = cp.decide(d.s)
 	// Last rule first: the first check that decides an entry wins.
 	for i := len(cp.rules) - 1; i >= 0; i-- {
 		r, si := &cp.rules[i], d.s[i]
@@ -438,11 +478,28 @@ func (cp *policy) dir(dir string) *dirInfo {
 	// An entry is None if a None check decides it, or if no check does and
 	// the default is None (impossible when a check covers the directory).
 	covered := false
-	for _, c := range d.checks {
+	for i := range d.checks {
+		c := &d.checks[i]
 		covered = covered || c.always
 		d.someNone = d.someNone || c.access == None
+		b, ok := c.lastByte()
+		switch {
+		case ok:
+			d.ends.add(b)
+			if c.access == None {
+				d.noneEnds.add(b)
+			}
+		case c.access == None:
+			d.noneEnds.fill()
+			d.ends.fill()
+		default:
+			d.ends.fill()
+		}
 	}
-	d.someNone = d.someNone || (!covered && cp.def == None)
+	if !covered && cp.def == None {
+		d.someNone = true
+		d.noneEnds.fill()
+	}
 	if c.n.Add(1) > maxCachedDirs {
 		cp.cache.Store(new(dirCache))
 	} else {
@@ -465,6 +522,24 @@ func (cp *policy) access(p string) (Access, *rule) {
 	return cp.childRule(cp.dir(dir), name)
 }
 
+// refused reports whether the rules refuse canonical p (give it None),
+// and the deciding rule when they do (nil for the default). It is access
+// for callers that only need to know that, and skips the checks for a name
+// no refusing check can match.
+func (cp *policy) refused(p string) (bool, *rule) {
+	if len(cp.rules) == 0 || p == "/" {
+		a, r := cp.access(p)
+		return a == None, r
+	}
+	dir, name := semfs.Split(p)
+	d := cp.dir(dir)
+	if !d.mayRefuse(name) {
+		return false, nil
+	}
+	a, r := cp.childRule(d, name)
+	return a == None, r
+}
+
 // child returns the access of the entry name of directory d.
 func (cp *policy) child(d *dirInfo, name string) Access {
 	a, _ := cp.childRule(d, name)
@@ -474,6 +549,9 @@ func (cp *policy) child(d *dirInfo, name string) Access {
 // childRule returns the access of the entry name of directory d and the
 // deciding rule (nil for the default).
 func (cp *policy) childRule(d *dirInfo, name string) (Access, *rule) {
+	if len(name) > 0 && !d.ends.has(name[len(name)-1]) {
+		return cp.def, nil // no check can match name
+	}
 	for i := range d.checks {
 		c := &d.checks[i]
 		var hit bool

@@ -119,26 +119,45 @@ func (v *view) dirVisible(p string) (bool, error) {
 	return ok, nil
 }
 
-// hiddenIn returns the hidden entries of directory dir.
-func (v *view) hiddenIn(dir string, entries []fs.DirEntry) (map[string]bool, error) {
-	if v == nil {
-		return nil, nil
+// listing returns the entries of directory dir (whose listing is entries)
+// hidden from the principal, nil when none is, and fails with hidden when
+// dir itself is.
+func (v *view) listing(dir string, entries []fs.DirEntry) (map[string]bool, error) {
+	if v.f.hook != nil || v.f.vis != nil {
+		if ok, err := v.visible(dir, true); err != nil || !ok {
+			if err == nil {
+				err = hidden("readdir", dir)
+			}
+			return nil, err
+		}
+		if v.f.hook == nil {
+			return v.f.vis.HiddenIn(v.ctx, v.pr, dir)
+		}
 	}
-	if v.f.hook == nil && v.f.vis != nil {
-		return v.f.vis.HiddenIn(v.ctx, v.pr, dir)
-	}
-	var hidden map[string]bool
+	var hiddenNames map[string]bool
+	sawFile := false // a visible file among the entries
 	for _, e := range entries {
 		ok, err := v.visible(semfs.Join(dir, e.Name()), e.IsDir())
 		if err != nil {
 			return nil, err
 		}
+		sawFile = sawFile || (ok && !e.IsDir())
 		if !ok {
-			if hidden == nil {
-				hidden = map[string]bool{}
+			if hiddenNames == nil {
+				hiddenNames = map[string]bool{}
 			}
-			hidden[e.Name()] = true
+			hiddenNames[e.Name()] = true
 		}
 	}
-	return hidden, nil
+	// From metadata, a visible file in dir shows that dir is visible;
+	// otherwise it takes a scan of the files below.
+	if v.f.hook == nil && !sawFile && dir != "/" {
+		if ok, err := v.dirVisible(dir); err != nil || !ok {
+			if err == nil {
+				err = hidden("readdir", dir)
+			}
+			return nil, err
+		}
+	}
+	return hiddenNames, nil
 }
