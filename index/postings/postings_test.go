@@ -330,6 +330,38 @@ func TestEncodeDecode(t *testing.T) {
 	}
 }
 
+// Compact gives exactly what decoding the encoded segment gives, for
+// both kinds, an empty segment and ids that do not ascend.
+func TestCompactEqualsDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	text := build(corpus(r, 80, 500))
+	text.IDs[3] = 1
+	tb := NewBuilder(Trigram)
+	tb.AddTerms([]string{"abc", "bcd", strings.Repeat("x", 200)})
+	tb.AddTerms(nil)
+	tb.AddTerms([]string{"bcd"})
+	tri := tb.Segment()
+	tri.IDs[0], tri.IDs[2] = 7, 2
+	empty := NewBuilder(Text).Segment()
+	for _, s := range []*Segment{text, tri, empty} {
+		want, err := Decode(s.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Compact()
+		same := got.Kind == want.Kind && slices.Equal(got.IDs, want.IDs) && slices.Equal(got.PathLen, want.PathLen) &&
+			slices.Equal(got.BodyLen, want.BodyLen) && slices.Equal(got.raw, want.raw) && slices.Equal(got.tpos, want.tpos) &&
+			slices.Equal(got.toffs, want.toffs) && slices.Equal(got.dfs, want.dfs) &&
+			got.terms == nil && got.offs == nil && got.docs == nil && got.pathTF == nil && got.bodyTF == nil
+		if !same {
+			t.Fatalf("kind %d: Compact %+v\nDecode(Encode) %+v", s.Kind, got, want)
+		}
+		if got.Compact() != got || !slices.Equal(got.Encode(), want.Encode()) {
+			t.Fatalf("kind %d: a compact segment is not its own compact form", s.Kind)
+		}
+	}
+}
+
 func TestGrepEqualsScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	x := New(Trigram)

@@ -365,6 +365,25 @@ func (s *Segment) Encode() []byte {
 	if s.raw != nil {
 		return s.raw
 	}
+	return s.encode(nil)
+}
+
+// Compact returns s as Decode(s.Encode()) would (the encoded bytes, each
+// term's list decoded when a lookup asks for it) without parsing the
+// bytes again: the encoder notes where each term and list starts.
+func (s *Segment) Compact() *Segment {
+	if s.raw != nil {
+		return s
+	}
+	c := &Segment{Kind: s.Kind, IDs: s.IDs, PathLen: s.PathLen, BodyLen: s.BodyLen,
+		tpos: make([]uint32, 0, len(s.terms)), toffs: make([]uint32, 0, len(s.terms)), dfs: make([]uint32, 0, len(s.terms))}
+	c.raw = s.encode(c)
+	return c
+}
+
+// encode is Encode; with c, it appends to c.tpos, c.toffs and c.dfs the
+// positions Decode finds.
+func (s *Segment) encode(c *Segment) []byte {
 	out := make([]byte, 0, 16+5*len(s.IDs)+8*len(s.terms)+4*len(s.docs))
 	out = append(out, magic...)
 	out = append(out, byte(s.Kind))
@@ -382,10 +401,17 @@ func (s *Segment) Encode() []byte {
 	}
 	out = binary.AppendUvarint(out, uint64(len(s.terms)))
 	for i, t := range s.terms {
+		if c != nil {
+			c.tpos = append(c.tpos, uint32(len(out)))
+		}
 		out = binary.AppendUvarint(out, uint64(len(t)))
 		out = append(out, t...)
 		a, b := s.offs[i], s.offs[i+1]
 		out = binary.AppendUvarint(out, uint64(b-a))
+		if c != nil {
+			c.toffs = append(c.toffs, uint32(len(out)))
+			c.dfs = append(c.dfs, b-a)
+		}
 		last := uint32(0)
 		for j := a; j < b; j++ {
 			out = binary.AppendUvarint(out, uint64(s.docs[j]-last))

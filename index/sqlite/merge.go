@@ -50,14 +50,9 @@ func (ix *Index) mergeOnce(ctx context.Context) bool {
 			continue
 		}
 		m.Build()
+		m.Seg = m.Seg.Compact() // as loaded: lists decoded on demand
 		data := m.Seg.Encode()
-		seg, err := postings.Decode(data) // the compact form, as loaded
-		if err != nil {
-			slog.Error("index: postings merge", "err", err)
-			return false
-		}
-		m.Seg = seg
-		err = ix.write(ctx, "merge", "/", func(tx *sql.Tx) ([]memOp, error) {
+		err := ix.write(ctx, "merge", "/", func(tx *sql.Tx) ([]memOp, error) {
 			dead, ok := k.x.Dead(m)
 			if !ok {
 				return nil, nil // the index was rebuilt meanwhile

@@ -351,13 +351,9 @@ func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp,
 		if int(n) != seg.Len() {
 			return errors.New("postings: segment documents and rows disagree")
 		}
-		data := seg.Encode()
 		// Keep the compact form in memory (lists decoded on demand).
-		seg, err := postings.Decode(data)
-		if err != nil {
-			return err
-		}
-		id, err := ix.insertSegment(ctx, tx, kind, data)
+		seg = seg.Compact()
+		id, err := ix.insertSegment(ctx, tx, kind, seg.Encode())
 		if err != nil {
 			return err
 		}
