@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -61,6 +62,16 @@ type Options struct {
 	// siblings): a change made behind the mount and not reported would be
 	// read stale until the pages are evicted.
 	KeepCache bool
+	// Shared, if set, reports whether every caller of the mount sees the
+	// same at path p: its name and attributes (listing false), or, for a
+	// directory, its listing (listing true). The kernel's caches serve
+	// every caller alike, so what is not shared is not cached: such a
+	// name and its attributes get no timeout, and such a listing is not
+	// kept (no FOPEN_CACHE_DIR), so that every caller's lookup, stat and
+	// readdir reaches the tree and is answered for that caller. It is
+	// called with the context of a request whose caller was just answered
+	// for p, and must be cheap. Nil means everything is shared.
+	Shared func(ctx context.Context, p string, listing bool) bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
 	Logf func(format string, args ...any)
 	// Debug logs every FUSE request.
@@ -185,8 +196,9 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 			MaxStackDepth: 2,
 			Debug:         opts.Debug,
 		},
-		EntryTimeout:    timeout(opts.EntryTimeout),
-		AttrTimeout:     timeout(opts.AttrTimeout),
+		// Entry and attribute timeouts are set on every reply (see
+		// tree.entryTimeout): go-fuse would replace a zero one by its
+		// default.
 		NegativeTimeout: &neg,
 		UID:             opts.UID,
 		GID:             opts.GID,

@@ -61,6 +61,10 @@ type tree struct {
 
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
 
+	// entryTTL and attrTTL are how long the kernel caches a shared name
+	// and its attributes (Options.EntryTimeout, AttrTimeout).
+	entryTTL, attrTTL time.Duration
+
 	mapped mapWatch // files written by passthrough, for writes through mappings (mapped.go)
 }
 
@@ -105,7 +109,27 @@ func newTree(fsys semfs.FS, opts Options) *tree {
 		modes:   map[uint64]*ioCount{},
 	}
 	t.mapped.t = t
+	t.entryTTL, t.attrTTL = *timeout(opts.EntryTimeout), *timeout(opts.AttrTimeout)
 	return t
+}
+
+// shared reports whether what the caller in ctx was answered about p (its
+// name and attributes, or its listing) holds for every caller, so that
+// the kernel may cache it for all (Options.Shared).
+func (t *tree) shared(ctx context.Context, p string, listing bool) bool {
+	return t.opts.Shared == nil || t.opts.Shared(ctx, p, listing)
+}
+
+// entryTimeout sets how long the kernel may keep the name and attributes
+// in out, which answered the caller in ctx for p.
+func (t *tree) entryTimeout(ctx context.Context, p string, out *fuse.EntryOut) {
+	if t.shared(ctx, p, false) {
+		out.SetEntryTimeout(t.entryTTL)
+		out.SetAttrTimeout(t.attrTTL)
+		return
+	}
+	out.SetEntryTimeout(0)
+	out.SetAttrTimeout(0)
 }
 
 // ino returns the stable inode number of path p holding a file of the given
@@ -543,6 +567,7 @@ func (n *node) newChild(ctx context.Context, p string, info fs.FileInfo, out *fu
 	mode := fileType(info)
 	ino := n.t.ino(p, mode)
 	n.t.fillAttr(&out.Attr, info, ino)
+	n.t.entryTimeout(ctx, p, out)
 	// go-fuse keeps the inode it already holds for a number and drops a
 	// new one made for it, so a second lookup of a name must return the
 	// inode the kernel has: a fresh one pinned here would be one the
@@ -597,6 +622,7 @@ func (n *node) getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 		}
 		n.t.fillAttr(&out.Attr, info, n.StableAttr().Ino)
 		out.Nlink = 0
+		out.SetTimeout(0)
 		return 0
 	}
 	info, err := n.t.fsys.Stat(ctx, p)
@@ -604,6 +630,11 @@ func (n *node) getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 		return n.t.errno(err)
 	}
 	n.t.fillAttr(&out.Attr, info, n.StableAttr().Ino)
+	if p == "/" || n.t.shared(ctx, p, false) {
+		out.SetTimeout(n.t.attrTTL)
+	} else {
+		out.SetTimeout(0)
+	}
 	return 0
 }
 
@@ -657,13 +688,26 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 // OpendirHandle opens the directory for listing. With Options.KeepCache
 // the kernel keeps the listing (FOPEN_CACHE_DIR) until a change through
 // the mount or a reported change behind it invalidates it, so a second
-// walk of a tree asks only for OPENDIR and RELEASEDIR.
+// walk of a tree asks only for OPENDIR and RELEASEDIR — unless the
+// listing may differ between callers (Options.Shared).
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	var fl uint32
-	if n.t.opts.KeepCache {
+	if n.t.opts.KeepCache && n.listingShared(ctx) {
 		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	return &dirHandle{n: n}, fl, 0
+}
+
+// listingShared reports whether the directory's listing is the same for
+// every caller.
+func (n *node) listingShared(ctx context.Context) bool {
+	if n.t.opts.Shared == nil {
+		return true
+	}
+	n.t.ns.RLock()
+	defer n.t.ns.RUnlock()
+	p, ok := n.path()
+	return ok && n.t.shared(n.t.ctx(ctx), p, true)
 }
 
 // list reads the directory's entries, with their numbers. The entries of

@@ -65,6 +65,42 @@ func (s *Server) Created(p string) {
 	s.changed(p, "", func(*tree) {})
 }
 
+// Retagged reports that who may see p changed (its groups or public
+// flag): the kernel drops the names of p and of every directory above it
+// (a directory whose files are all hidden is hidden too) and the listings
+// of those directories, so that no caller is answered from what was cached
+// for another.
+func (s *Server) Retagged(p string) {
+	if p == "/" {
+		return
+	}
+	t := s.t
+	type entry struct {
+		parent *gofs.Inode
+		name   string
+	}
+	var entries []entry
+	var dirs []*gofs.Inode
+	t.mu.Lock()
+	for name := p; name != "/"; {
+		dir, base := semfs.Split(name)
+		if e, ok := t.inos[dir]; ok {
+			if in := t.live[e.ino]; in != nil {
+				entries = append(entries, entry{in, base})
+				dirs = append(dirs, in)
+			}
+		}
+		name = dir
+	}
+	t.mu.Unlock()
+	for _, e := range entries {
+		notifyErr(t, "entry", e.name, e.parent.NotifyEntry(e.name))
+	}
+	for _, d := range dirs {
+		notifyErr(t, "listing", p, d.NotifyContent(0, 0))
+	}
+}
+
 // changed applies update to the table under the namespace lock (so that
 // no request resolves a path halfway through), then, with no lock held,
 // invalidates the kernel's entries for the names p and q (q may be empty)
