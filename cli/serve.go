@@ -20,8 +20,10 @@ backing directory, keeps the index current, and serves the control socket
 (register, tag, query, search, ...). Settings come from flags or the
 environment: SEMFS_MOUNT, SEMFS_DATA, SEMFS_INDEX, SEMFS_SOCKET,
 SEMFS_SOCKET_GROUP, SEMFS_MODE (mount|headless|off), SEMFS_READY,
-SEMFS_DROP_CAPS, SEMFS_ALLOW_OTHER, SEMFS_PASSTHROUGH. Run 'semfs serve -h'
-for the flags and see docs/daemon.md.`,
+SEMFS_DROP_CAPS, SEMFS_ALLOW_OTHER, SEMFS_PASSTHROUGH, SEMFS_TOKENS (the
+tokens file: principals, groups and path rules for HTTP bearer tokens and for
+processes that register with a token). Run 'semfs serve -h' for the flags and
+see docs/daemon.md.`,
 			DisableFlagParsing: true,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				cfg, err := daemon.ParseConfig(args, nil, app.Stderr)

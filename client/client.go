@@ -190,14 +190,32 @@ func roundTrip(ctx context.Context, cn *conn, line []byte) (wire.Response, error
 	return resp, json.Unmarshal(b, &resp)
 }
 
+// RegisterOption configures Register.
+type RegisterOption func(*wire.RegisterArgs)
+
+// WithToken registers with token, one of the daemon's tokens: the process
+// and its children then act as the token's principal (its groups and path
+// policy) on the mount and the socket. It overrides SEMFS_TOKEN; an empty
+// token registers without one.
+func WithToken(token string) RegisterOption {
+	return func(a *wire.RegisterArgs) { a.Token = token }
+}
+
 // Register attributes the calling process's later writes (through the
-// mount and the socket) to app. When the daemon cannot be reached it logs a
-// warning and returns nil: the app carries on, unattributed.
-func (c *Client) Register(ctx context.Context, app string) error {
+// mount and the socket) to app. The token comes from WithToken, else from
+// SEMFS_TOKEN in the environment; without one the process acts with no
+// groups. An unknown token is an error and registers nothing. When the
+// daemon cannot be reached it logs a warning and returns nil: the app
+// carries on, unattributed.
+func (c *Client) Register(ctx context.Context, app string, opts ...RegisterOption) error {
 	if c.NoOp() {
 		return nil
 	}
-	err := c.Call(ctx, wire.OpRegister, wire.RegisterArgs{App: app}, nil)
+	args := wire.RegisterArgs{App: app, Token: os.Getenv("SEMFS_TOKEN")}
+	for _, o := range opts {
+		o(&args)
+	}
+	err := c.Call(ctx, wire.OpRegister, args, nil)
 	if errors.Is(err, ErrUnavailable) {
 		c.logf("semfs: register %q: %v; this app's writes will not be attributed", app, err)
 		return nil

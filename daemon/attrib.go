@@ -18,32 +18,44 @@ type procID struct {
 	start uint64
 }
 
+// registration is what a process registered as: an app, and the grant of
+// the token it registered with (nil without one).
+type registration struct {
+	app   string
+	grant *grant
+}
+
 // Apps attributes processes to registered apps. Register records a process;
 // Resolve finds the app of a process by walking its parent chain
 // (/proc/PID/stat) up to the first registered ancestor. Results are cached
 // per process and the cache is dropped on every registration.
 type Apps struct {
 	mu    sync.Mutex
-	apps  map[procID]string
-	cache map[procID]string
+	apps  map[procID]registration
+	cache map[procID]registration
 	// proc is the /proc directory; tests may point it elsewhere.
 	proc string
 }
 
 // NewApps returns an empty attribution table.
 func NewApps() *Apps {
-	return &Apps{apps: map[procID]string{}, cache: map[procID]string{}, proc: "/proc"}
+	return &Apps{apps: map[procID]registration{}, cache: map[procID]registration{}, proc: "/proc"}
 }
 
 // Register attributes pid and its descendants to app.
 func (a *Apps) Register(pid int32, app string) error {
+	return a.register(pid, registration{app: app})
+}
+
+// register records reg for pid and its descendants.
+func (a *Apps) register(pid int32, reg registration) error {
 	_, start, err := a.stat(pid)
 	if err != nil {
 		return fmt.Errorf("register: process %d: %w", pid, err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.apps[procID{pid, start}] = app
+	a.apps[procID{pid, start}] = reg
 	clear(a.cache)
 	return nil
 }
@@ -52,36 +64,42 @@ func (a *Apps) Register(pid int32, app string) error {
 // any ancestor registered. pid may be a thread id (FUSE reports the calling
 // thread): it is mapped to its process first.
 func (a *Apps) Resolve(pid int32) string {
+	return a.resolve(pid).app
+}
+
+// resolve returns the registration of pid or its nearest registered
+// ancestor (the zero registration when there is none).
+func (a *Apps) resolve(pid int32) registration {
 	if pid <= 0 {
-		return ""
+		return registration{}
 	}
 	a.mu.Lock()
 	empty := len(a.apps) == 0
 	a.mu.Unlock()
 	if empty {
-		return ""
+		return registration{}
 	}
 	pid = a.tgid(pid)
 	ppid, start, err := a.stat(pid)
 	if err != nil {
-		return ""
+		return registration{}
 	}
 	self := procID{pid, start}
 	a.mu.Lock()
-	if app, ok := a.cache[self]; ok {
+	if reg, ok := a.cache[self]; ok {
 		a.mu.Unlock()
-		return app
+		return reg
 	}
 	a.mu.Unlock()
 
-	app := ""
+	var found registration
 	cur, curPPid := self, ppid
 	for range 64 { // a parent chain is short; bound it anyway
 		a.mu.Lock()
 		reg, ok := a.apps[cur]
 		a.mu.Unlock()
 		if ok {
-			app = reg
+			found = reg
 			break
 		}
 		if curPPid <= 1 {
@@ -97,16 +115,22 @@ func (a *Apps) Resolve(pid int32) string {
 	if len(a.cache) > 1<<14 {
 		clear(a.cache) // short-lived processes come and go; stay bounded
 	}
-	a.cache[self] = app
+	a.cache[self] = found
 	a.mu.Unlock()
-	return app
+	return found
 }
 
-// Principal is the principal of a request from pid/uid/gid: the registered
-// app if any, and the uid as the ID, so unregistered writers are recorded
+// Principal is the principal of a request from pid/uid/gid: for a process
+// registered with a token (or descended from one), the token's principal
+// under the registered app; otherwise the registered app if any, and the
+// uid as the ID with no groups, so unregistered writers are recorded
 // honestly as "uid:N" and never as another app.
 func (a *Apps) Principal(pid, uid, gid uint32) semfs.Principal {
-	return semfs.Principal{ID: "uid:" + strconv.FormatUint(uint64(uid), 10), App: a.Resolve(int32(pid))}
+	reg := a.resolve(int32(pid))
+	if reg.grant != nil {
+		return reg.grant.principal(reg.app)
+	}
+	return semfs.Principal{ID: "uid:" + strconv.FormatUint(uint64(uid), 10), App: reg.app}
 }
 
 // stat reads the parent pid and start time of pid from /proc/PID/stat.

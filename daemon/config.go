@@ -21,13 +21,21 @@ const (
 // environment variable; flags win over the environment, which wins over the
 // defaults (see ParseConfig and docs/daemon.md).
 type Config struct {
-	Mount       string // SEMFS_MOUNT, -mount: mount point (default /context)
-	Data        string // SEMFS_DATA, -data: backing directory (default /var/lib/semfs/data)
-	Index       string // SEMFS_INDEX, -index: SQLite index file or postgres:// URL (default /var/lib/semfs/index.db)
-	Store       string // SEMFS_STORE, -store: "" (files in Data) or s3://bucket/prefix
-	State       string // SEMFS_STATE, -state: directory of the model-identity marker when the index is PostgreSQL (default: Data/../state)
-	S3          S3Config
-	HTTP        HTTPConfig
+	Mount string // SEMFS_MOUNT, -mount: mount point (default /context)
+	Data  string // SEMFS_DATA, -data: backing directory (default /var/lib/semfs/data)
+	Index string // SEMFS_INDEX, -index: SQLite index file or postgres:// URL (default /var/lib/semfs/index.db)
+	Store string // SEMFS_STORE, -store: "" (files in Data) or s3://bucket/prefix
+	State string // SEMFS_STATE, -state: directory of the model-identity marker when the index is PostgreSQL (default: Data/../state)
+	S3    S3Config
+	HTTP  HTTPConfig
+	// Tokens (SEMFS_TOKENS, -tokens; SEMFS_HTTP_TOKENS and -http-tokens
+	// are older names) is the daemon's tokens file (see httpapi.LoadConfig):
+	// each token names a principal (groups, admin) and a path policy. HTTP
+	// requests carry one as a bearer token; a process that registers over
+	// the socket with one acts as its principal on the mount and the
+	// socket. Without it, every caller of the mount and the socket has no
+	// groups and may read and write everywhere.
+	Tokens      string
 	Socket      string // SEMFS_SOCKET, -socket: control socket (default /run/semfs.sock as root, else /tmp/semfs.sock)
 	SocketGroup string // SEMFS_SOCKET_GROUP, -socket-group: group owning the socket (default: the daemon's)
 	Mode        string // SEMFS_MODE, -mode: mount, headless or off (default mount)
@@ -58,10 +66,10 @@ type S3Config struct {
 }
 
 // HTTPConfig turns on the daemon's HTTP front end: the JSON API and, with
-// MCPPath, MCP over streamable HTTP, both with the bearer tokens of Tokens.
+// MCPPath, MCP over streamable HTTP, both with the bearer tokens of
+// Config.Tokens.
 type HTTPConfig struct {
 	Listen  string // SEMFS_HTTP_LISTEN, -http: host:port ("" = no HTTP)
-	Tokens  string // SEMFS_HTTP_TOKENS, -http-tokens: JSON tokens file (see httpapi.LoadConfig)
 	MCPPath string // SEMFS_HTTP_MCP_PATH, -mcp-path: e.g. /mcp ("" = no MCP over HTTP)
 }
 
@@ -123,7 +131,8 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&c.S3.SecretKey, "SEMFS_S3_SECRET_KEY")
 	boolean(&c.S3.Secure, "SEMFS_S3_SECURE")
 	str(&c.HTTP.Listen, "SEMFS_HTTP_LISTEN")
-	str(&c.HTTP.Tokens, "SEMFS_HTTP_TOKENS")
+	str(&c.Tokens, "SEMFS_HTTP_TOKENS")
+	str(&c.Tokens, "SEMFS_TOKENS")
 	str(&c.HTTP.MCPPath, "SEMFS_HTTP_MCP_PATH")
 	str(&c.Socket, "SEMFS_SOCKET")
 	str(&c.SocketGroup, "SEMFS_SOCKET_GROUP")
@@ -143,7 +152,8 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fl.StringVar(&c.Index, "index", c.Index, "SQLite index file, or postgres://user@host:port/db to share the index between daemons (env SEMFS_INDEX)")
 	fl.StringVar(&c.Store, "store", c.Store, "s3://bucket/prefix to keep file contents in an S3-compatible bucket instead of -data (env SEMFS_STORE; endpoint and keys from SEMFS_S3_ENDPOINT, SEMFS_S3_ACCESS_KEY, SEMFS_S3_SECRET_KEY)")
 	fl.StringVar(&c.HTTP.Listen, "http", c.HTTP.Listen, "also serve the HTTP API on host:port (env SEMFS_HTTP_LISTEN)")
-	fl.StringVar(&c.HTTP.Tokens, "http-tokens", c.HTTP.Tokens, "bearer tokens file of the HTTP API (env SEMFS_HTTP_TOKENS)")
+	fl.StringVar(&c.Tokens, "tokens", c.Tokens, "tokens file: principals (groups, admin) and path policies for HTTP bearer tokens and for processes that register with a token (env SEMFS_TOKENS)")
+	fl.StringVar(&c.Tokens, "http-tokens", c.Tokens, "older name of -tokens (env SEMFS_HTTP_TOKENS)")
 	fl.StringVar(&c.HTTP.MCPPath, "mcp-path", c.HTTP.MCPPath, "serve MCP over streamable HTTP at this URL path, e.g. /mcp (env SEMFS_HTTP_MCP_PATH)")
 	fl.StringVar(&c.State, "state", c.State, "directory of the model-identity marker when the index is PostgreSQL (env SEMFS_STATE)")
 	fl.StringVar(&c.Socket, "socket", c.Socket, "control socket path (env SEMFS_SOCKET)")
@@ -180,8 +190,8 @@ func (c *Config) validate() error {
 	if c.Store != "" && c.S3.Endpoint == "" {
 		return fmt.Errorf("daemon: -store %s needs the object store's address: set SEMFS_S3_ENDPOINT (host:port) and its keys", c.Store)
 	}
-	if c.HTTP.Listen != "" && c.HTTP.Tokens == "" {
-		return fmt.Errorf("daemon: -http %s needs -http-tokens FILE (SEMFS_HTTP_TOKENS): every HTTP request carries a bearer token", c.HTTP.Listen)
+	if c.HTTP.Listen != "" && c.Tokens == "" {
+		return fmt.Errorf("daemon: -http %s needs -tokens FILE (SEMFS_TOKENS): every HTTP request carries a bearer token", c.HTTP.Listen)
 	}
 	if c.HTTP.MCPPath != "" && (!strings.HasPrefix(c.HTTP.MCPPath, "/") || strings.HasPrefix(c.HTTP.MCPPath, "/v1/")) {
 		return fmt.Errorf("daemon: -mcp-path %q: give an absolute URL path outside /v1/, e.g. /mcp", c.HTTP.MCPPath)

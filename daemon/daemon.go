@@ -71,9 +71,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -82,6 +84,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/fusefs"
+	"github.com/semfs/semfs/httpapi"
 	"github.com/semfs/semfs/wire"
 )
 
@@ -99,7 +102,10 @@ type Main struct {
 	log      *slog.Logger
 	apps     *Apps
 	stack    *stack
-	fsys     semfs.FS
+	fsys     semfs.FS     // the tree, below the access layer
+	access   *accessLayer // the access layer of the mount and the socket
+	served   semfs.FS     // fsys under the access layer
+	tokens   httpapi.Config
 	mnt      *fusefs.Server
 	helper   *os.File // write end of the unmount helper's pipe
 	sock     *socketServer
@@ -140,6 +146,18 @@ func (m *Main) Start(ctx context.Context) error {
 	if cfg.Mode == ModeMount && cfg.DropCaps && os.Geteuid() == 0 && os.Getenv(fuseFDEnv) == "" {
 		return m.mountAndDropPrivileges()
 	}
+	if cfg.Tokens != "" {
+		// Checked before the models load and the index opens: a bad
+		// file fails the boot at once.
+		tc, err := httpapi.LoadConfig(cfg.Tokens)
+		if err == nil {
+			err = checkTokens(tc.Tokens, slices.Sorted(maps.Keys(tc.Tokens)))
+		}
+		if err != nil {
+			return fmt.Errorf("daemon: tokens file %s: %w", cfg.Tokens, err)
+		}
+		m.tokens = tc
+	}
 	if m.Tree != nil {
 		m.fsys = m.Tree
 	} else {
@@ -149,6 +167,11 @@ func (m *Main) Start(ctx context.Context) error {
 		}
 		m.stack, m.fsys = st, st.fsys
 	}
+	al, err := newAccessLayer(m.fsys, m.tokens.Tokens)
+	if err != nil {
+		return fmt.Errorf("daemon: tokens file %s: %w", cfg.Tokens, err)
+	}
+	m.access, m.served = al, sessionFS{al}
 
 	if cfg.Mode == ModeMount {
 		if err := m.mount(); err != nil {
@@ -197,6 +220,7 @@ func (m *Main) mount() error {
 	}
 	opts := fusefs.Options{
 		Principal:     m.apps.Principal,
+		Shared:        m.access.shared,
 		AllowOther:    cfg.AllowOther,
 		StatfsDir:     cfg.Data,
 		AttrTimeout:   attr,
@@ -219,7 +243,7 @@ func (m *Main) mount() error {
 		m.helper = os.NewFile(uintptr(hfd), "unmount-helper")
 		os.Unsetenv(fuseFDEnv)
 		os.Unsetenv(helperFDEnv)
-		mnt, err := fusefs.ServeFD(fd, cfg.Mount, m.fsys, opts)
+		mnt, err := fusefs.ServeFD(fd, cfg.Mount, m.served, opts)
 		if err != nil {
 			return fmt.Errorf("daemon: serving the mount at %s: %w", cfg.Mount, err)
 		}
@@ -227,7 +251,7 @@ func (m *Main) mount() error {
 		m.dropped = true
 		return nil
 	}
-	mnt, err := fusefs.Mount(cfg.Mount, m.fsys, opts)
+	mnt, err := fusefs.Mount(cfg.Mount, m.served, opts)
 	if err != nil {
 		return fmt.Errorf("daemon: cannot mount at %s: %w.\n%s", cfg.Mount, err, advice)
 	}
@@ -336,7 +360,8 @@ func (m *Main) Backlog(ctx context.Context) (Backlog, error) {
 	return b, nil
 }
 
-// FS returns the tree the daemon serves (nil before Start).
+// FS returns the tree the daemon serves, below its access layer (nil
+// before Start): calls see what the host sees.
 func (m *Main) FS() semfs.FS { return m.fsys }
 
 // Close unmounts, stops the socket and closes the index. It is safe to call

@@ -26,14 +26,17 @@ import (
 )
 
 // TestMain doubles as the helper processes the tests start: a daemon
-// (SEMFS_TEST_ROLE=daemon, configured from the environment) and an app that
-// registers and writes through the mount (SEMFS_TEST_ROLE=app).
+// (SEMFS_TEST_ROLE=daemon, configured from the environment), an app that
+// registers and writes through the mount (SEMFS_TEST_ROLE=app), and a
+// session registered with a token (SEMFS_TEST_ROLE=session, see runSession).
 func TestMain(m *testing.M) {
 	switch os.Getenv("SEMFS_TEST_ROLE") {
 	case "daemon":
 		os.Exit(runDaemon())
 	case "app":
 		os.Exit(runApp())
+	case "session":
+		os.Exit(runSession())
 	}
 	os.Exit(m.Run())
 }

@@ -13,13 +13,11 @@ import (
 
 // serveHTTP starts the HTTP front end over the daemon's tree: the JSON API
 // and, with a path, MCP over streamable HTTP, with the tokens file's
-// principals and policies.
+// principals and policies (each token's policy applied over the tree below
+// the daemon's access layer).
 func (m *Main) serveHTTP() error {
 	cfg := m.Config.HTTP
-	hc, err := httpapi.LoadConfig(cfg.Tokens)
-	if err != nil {
-		return fmt.Errorf("daemon: %w", err)
-	}
+	hc := m.tokens
 	hc.Logger = m.log
 	api := httpapi.New(m.fsys, hc)
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -60,14 +61,30 @@ func (m *Main) opRegister(ctx context.Context, p *peer, args json.RawMessage) (a
 	if err := decode("register", args, &a); err != nil {
 		return nil, err
 	}
-	if !validApp(a.App) {
+	reg := registration{app: a.App}
+	if a.Token != "" {
+		g := m.access.lookup(a.Token)
+		switch {
+		case g == nil && m.Config.Tokens == "":
+			return nil, semfs.PathErr("register", "/", semfs.ErrPermission, "this daemon has no tokens file (-tokens), so no token is valid; register without one")
+		case g == nil:
+			return nil, semfs.PathErr("register", "/", semfs.ErrPermission, "unknown token: it is not in the daemon's tokens file; nothing was registered")
+		case g.app != "" && a.App == "":
+			reg.app = g.app
+		case g.app != "" && a.App != g.app:
+			return nil, semfs.PathErr("register", "/", semfs.ErrPermission, fmt.Sprintf("token %q is for app %q, not %q; register as %q", g.id, g.app, a.App, g.app))
+		}
+		reg.grant = g
+	}
+	if !validApp(reg.app) {
 		return nil, semfs.PathErr("register", "/", semfs.ErrInvalid, "app must be 1 to 128 printable characters")
 	}
-	if err := m.apps.Register(p.pid, a.App); err != nil {
+	if err := m.apps.register(p.pid, reg); err != nil {
 		return nil, err
 	}
-	m.log.Info("registered app", "app", a.App, "pid", p.pid, "uid", p.uid)
-	return wire.RegisterResult{Pid: p.pid, App: a.App}, nil
+	pr := m.apps.Principal(uint32(p.pid), p.uid, p.gid)
+	m.log.Info("registered app", "app", reg.app, "pid", p.pid, "uid", p.uid, "principal", pr.ID)
+	return wire.RegisterResult{Pid: p.pid, App: reg.app, Principal: pr.ID, Groups: pr.Groups}, nil
 }
 
 func (m *Main) opTag(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
@@ -75,7 +92,7 @@ func (m *Main) opTag(ctx context.Context, p *peer, args json.RawMessage) (any, e
 	if err := decode("tag", args, &a); err != nil {
 		return nil, err
 	}
-	return nil, semfs.SetTags(ctx, m.fsys, a.Path, a.Tags)
+	return nil, semfs.SetTags(ctx, m.served, a.Path, a.Tags)
 }
 
 func (m *Main) opQuery(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
@@ -83,7 +100,7 @@ func (m *Main) opQuery(ctx context.Context, p *peer, args json.RawMessage) (any,
 	if err := decode("query", args, &a); err != nil {
 		return nil, err
 	}
-	q, ok := m.fsys.(semfs.QueryFS)
+	q, ok := m.served.(semfs.QueryFS)
 	if !ok {
 		return nil, unsupported("query", "tag index")
 	}
@@ -99,7 +116,7 @@ func (m *Main) opSearch(ctx context.Context, p *peer, args json.RawMessage) (any
 	if err := decode("search", args, &a); err != nil {
 		return nil, err
 	}
-	s, ok := m.fsys.(semfs.SearchFS)
+	s, ok := m.served.(semfs.SearchFS)
 	if !ok {
 		return nil, unsupported("search", "content index")
 	}
@@ -117,7 +134,7 @@ func (m *Main) opRelated(ctx context.Context, p *peer, args json.RawMessage) (an
 	if err := decode("related", args, &a); err != nil {
 		return nil, err
 	}
-	r, ok := m.fsys.(semfs.RelatedFS)
+	r, ok := m.served.(semfs.RelatedFS)
 	if !ok {
 		return nil, unsupported("related", "content index")
 	}
@@ -145,12 +162,12 @@ func (m *Main) opStat(ctx context.Context, p *peer, args json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	info, err := m.fsys.Stat(ctx, name)
+	info, err := m.served.Stat(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	st := statOf(name, info)
-	if mf, ok := m.fsys.(semfs.MetaFS); ok && !info.IsDir() {
+	if mf, ok := m.served.(semfs.MetaFS); ok && !info.IsDir() {
 		if meta, err := mf.Meta(ctx, name); err == nil {
 			st.Meta = &meta
 		}
@@ -167,7 +184,7 @@ func (m *Main) opList(ctx context.Context, p *peer, args json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	entries, err := m.fsys.ReadDir(ctx, name)
+	entries, err := m.served.ReadDir(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +214,7 @@ func (m *Main) opRead(ctx context.Context, p *peer, args json.RawMessage) (any, 
 	if a.Offset < 0 {
 		return nil, semfs.PathErr("read", name, semfs.ErrInvalid, "negative offset")
 	}
-	f, err := m.fsys.Open(ctx, name)
+	f, err := m.served.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -233,13 +250,13 @@ func (m *Main) opWrite(ctx context.Context, p *peer, args json.RawMessage) (any,
 		perm = 0o644
 	}
 	if a.Whole {
-		return nil, semfs.WriteFile(ctx, m.fsys, a.Path, a.Data, perm)
+		return nil, semfs.WriteFile(ctx, m.served, a.Path, a.Data, perm)
 	}
 	flag := os.O_WRONLY
 	if a.Append {
 		flag |= os.O_APPEND
 	}
-	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, flag, perm)
+	f, err := semfs.OpenFile(ctx, m.served, a.Path, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +282,7 @@ func (m *Main) opOpen(ctx context.Context, p *peer, args json.RawMessage) (any, 
 	}
 	var info fs.FileInfo
 	if a.Flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) == 0 {
-		f, err := m.fsys.Open(ctx, name)
+		f, err := m.served.Open(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +296,7 @@ func (m *Main) opOpen(ctx context.Context, p *peer, args json.RawMessage) (any, 
 		if perm == 0 {
 			perm = 0o644
 		}
-		f, err := semfs.OpenFile(ctx, m.fsys, name, a.Flag&^os.O_APPEND, perm)
+		f, err := semfs.OpenFile(ctx, m.served, name, a.Flag&^os.O_APPEND, perm)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +316,7 @@ func (m *Main) opTruncate(ctx context.Context, p *peer, args json.RawMessage) (a
 	if err := decode("truncate", args, &a); err != nil {
 		return nil, err
 	}
-	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, os.O_WRONLY, 0)
+	f, err := semfs.OpenFile(ctx, m.served, a.Path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +332,7 @@ func (m *Main) opSync(ctx context.Context, p *peer, args json.RawMessage) (any, 
 	if err := decode("sync", args, &a); err != nil {
 		return nil, err
 	}
-	f, err := semfs.OpenFile(ctx, m.fsys, a.Path, os.O_WRONLY, 0)
+	f, err := semfs.OpenFile(ctx, m.served, a.Path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -336,9 +353,9 @@ func (m *Main) opMkdir(ctx context.Context, p *peer, args json.RawMessage) (any,
 		perm = 0o755
 	}
 	if a.All {
-		return nil, semfs.MkdirAll(ctx, m.fsys, a.Path, perm)
+		return nil, semfs.MkdirAll(ctx, m.served, a.Path, perm)
 	}
-	return nil, semfs.Mkdir(ctx, m.fsys, a.Path, perm)
+	return nil, semfs.Mkdir(ctx, m.served, a.Path, perm)
 }
 
 func (m *Main) opRemove(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
@@ -347,9 +364,9 @@ func (m *Main) opRemove(ctx context.Context, p *peer, args json.RawMessage) (any
 		return nil, err
 	}
 	if a.All {
-		return nil, semfs.RemoveAll(ctx, m.fsys, a.Path)
+		return nil, semfs.RemoveAll(ctx, m.served, a.Path)
 	}
-	return nil, semfs.Remove(ctx, m.fsys, a.Path)
+	return nil, semfs.Remove(ctx, m.served, a.Path)
 }
 
 func (m *Main) opRename(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
@@ -357,7 +374,7 @@ func (m *Main) opRename(ctx context.Context, p *peer, args json.RawMessage) (any
 	if err := decode("rename", args, &a); err != nil {
 		return nil, err
 	}
-	return nil, semfs.Rename(ctx, m.fsys, a.Old, a.New)
+	return nil, semfs.Rename(ctx, m.served, a.Old, a.New)
 }
 
 func (m *Main) opSnapshot(ctx context.Context, p *peer, args json.RawMessage) (any, error) {

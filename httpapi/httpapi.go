@@ -125,22 +125,7 @@ func New(fsys semfs.FS, cfg Config) *API {
 		a.log = slog.Default()
 	}
 	for secret, t := range cfg.Tokens {
-		def := t.Default
-		if def == access.Unset {
-			def = access.Write
-		}
-		if t.ReadOnly {
-			def = readOnly(def)
-		}
-		rules := t.Rules
-		if t.ReadOnly {
-			rules = make([]access.Rule, len(t.Rules))
-			for i, r := range t.Rules {
-				r.Access = readOnly(r.Access)
-				rules[i] = r
-			}
-		}
-		g := &grant{tok: t, fs: access.New(fsys, access.Policy{Default: def, Rules: rules})}
+		g := &grant{tok: t, fs: access.New(fsys, t.Policy())}
 		g.session = &Session{Principal: g.principal(), FS: g.fs, ReadOnly: t.ReadOnly}
 		a.tokens[sha256.Sum256([]byte(secret))] = g
 	}
@@ -151,6 +136,24 @@ func New(fsys semfs.FS, cfg Config) *API {
 		writeErr(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+"; see GET /v1/openapi.json")
 	})
 	return a
+}
+
+// Policy returns the path policy t grants: its rules over its default
+// (write when unset), with write lowered to read for a read-only token.
+func (t Token) Policy() access.Policy {
+	def := t.Default
+	if def == access.Unset {
+		def = access.Write
+	}
+	if !t.ReadOnly {
+		return access.Policy{Default: def, Rules: t.Rules}
+	}
+	rules := make([]access.Rule, len(t.Rules))
+	for i, r := range t.Rules {
+		r.Access = readOnly(r.Access)
+		rules[i] = r
+	}
+	return access.Policy{Default: readOnly(def), Rules: rules}
 }
 
 func readOnly(a access.Access) access.Access {

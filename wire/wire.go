@@ -89,9 +89,14 @@ type Health struct {
 	Model   string    `json:"model,omitempty"`
 }
 
-// RegisterArgs attributes the caller's later writes to App.
+// RegisterArgs attributes the caller's later writes to App. With Token,
+// one of the daemon's tokens, the caller and its descendants also act as
+// that token's principal (its groups, admin flag and path policy) on the
+// mount and the socket; an unknown token registers nothing. App may be
+// empty when the token names the app.
 type RegisterArgs struct {
-	App string `json:"app"`
+	App   string `json:"app"`
+	Token string `json:"token,omitempty"`
 }
 
 // RegisterResult says which process was registered (from the socket's
@@ -99,6 +104,10 @@ type RegisterArgs struct {
 type RegisterResult struct {
 	Pid int32  `json:"pid"`
 	App string `json:"app"`
+	// Principal is the principal the process now acts as: the token's id,
+	// or "uid:N" without a token.
+	Principal string   `json:"principal,omitempty"`
+	Groups    []string `json:"groups,omitempty"`
 }
 
 // TagArgs replaces the tags of Path.
