@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"github.com/semfs/semfs"
@@ -75,10 +76,19 @@ func (f *FS) Effective(name string) Access {
 // goes to semfs.Clean, so it alone decides what is valid and how a bad
 // path is reported.
 func clean(op, name string) (string, error) {
-	if canonical(name) {
+	if _, ok := canonical(name); ok {
 		return name, nil
 	}
 	return semfs.Clean(op, name)
+}
+
+// cleanAt is clean that also returns the index of the path's last "/".
+func cleanAt(op, name string) (string, int, error) {
+	if slash, ok := canonical(name); ok {
+		return name, slash, nil
+	}
+	p, err := semfs.Clean(op, name)
+	return p, strings.LastIndexByte(p, '/'), err
 }
 
 // plainByte holds the bytes a path element may hold without a closer look:
@@ -91,21 +101,21 @@ var plainByte = func() (t [256]bool) {
 }()
 
 // canonical reports whether p is a path semfs.Clean returns unchanged and
-// that holds only plain bytes. False means only "not certain".
-func canonical(p string) bool {
+// that holds only plain bytes (false means only "not certain"), and the
+// index of its last "/".
+func canonical(p string) (slash int, ok bool) {
 	if len(p) < 2 || len(p) > semfs.MaxPathLen || p[0] != '/' {
-		return false
+		return 0, false
 	}
-	start := 1
 	for i := 1; i < len(p); i++ {
 		if c := p[i]; !plainByte[c] {
-			if c != '/' || !plainElem(p[start:i]) {
-				return false
+			if c != '/' || !plainElem(p[slash+1:i]) {
+				return 0, false
 			}
-			start = i + 1
+			slash = i
 		}
 	}
-	return plainElem(p[start:])
+	return slash, plainElem(p[slash+1:])
 }
 
 // plainElem reports whether e is a valid element: not empty, ".", ".."
@@ -129,11 +139,11 @@ func hidden(op, p string) error { return semfs.PathErr(op, p, semfs.ErrNotExist,
 // Stat describes name. A path without access is refused, except the
 // directories on the way to a granted subtree (traversal).
 func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
-	p, err := clean("stat", name)
+	p, slash, err := cleanAt("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	if no, r := f.pol.refused(p); no && p != "/" {
+	if no, r := f.pol.refusedAt(p, slash); no && p != "/" {
 		// Only directories leading to granted paths show through a
 		// refused area.
 		var buf [16]uint64

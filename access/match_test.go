@@ -256,14 +256,19 @@ func TestCanonical(t *testing.T) {
 		{"/" + long + "n", false}, {"/", false}, {"", false}, {".", false}, {"a/b", false}, {"/a/", false},
 		{"//a", false}, {"/a//b", false}, {"/a/./b", false}, {"/a/../b", false}, {"/..", false}, {"/.", false},
 		{"/a\\b", false}, {"/a\x00", false}, {"/a\tb", false}, {"/a\x7f", false}, {"/ü", false},
-		{"/" + strings.Repeat("a/", semfs.MaxPathLen/2), false},
+		{"/" + strings.Repeat("a/", semfs.MaxPathLen/2), false}, {"a/b/c", false}, {".", false},
 	} {
-		if got := canonical(c.p); got != c.want {
-			t.Errorf("canonical(%q) = %v, want %v", c.p, got, c.want)
+		slash, ok := canonical(c.p)
+		if ok != c.want {
+			t.Errorf("canonical(%q) = %v, want %v", c.p, ok, c.want)
 		}
 		p, err := semfs.Clean("stat", c.p)
-		if canonical(c.p) && (err != nil || p != c.p) {
-			t.Errorf("canonical(%q) but semfs.Clean gives %q, %v", c.p, p, err)
+		if ok && (err != nil || p != c.p || slash != strings.LastIndexByte(p, '/')) {
+			t.Errorf("canonical(%q) = %d, true but semfs.Clean gives %q, %v", c.p, slash, p, err)
+		}
+		if got, gotSlash, gotErr := cleanAt("stat", c.p); got != p || (gotErr == nil) != (err == nil) ||
+			(err == nil && gotSlash != strings.LastIndexByte(p, '/')) {
+			t.Errorf("cleanAt(%q) = %q, %d, %v; semfs.Clean gives %q, %v", c.p, got, gotSlash, gotErr, p, err)
 		}
 		if got, gotErr := clean("stat", c.p); got != p || (gotErr == nil) != (err == nil) {
 			t.Errorf("clean(%q) = %q, %v; semfs.Clean gives %q, %v", c.p, got, gotErr, p, err)
@@ -276,11 +281,12 @@ func FuzzCanonical(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if !canonical(p) {
+		slash, ok := canonical(p)
+		if !ok {
 			return
 		}
-		if got, err := semfs.Clean("stat", p); err != nil || got != p {
-			t.Errorf("canonical(%q) but semfs.Clean gives %q, %v", p, got, err)
+		if got, err := semfs.Clean("stat", p); err != nil || got != p || slash != strings.LastIndexByte(p, '/') {
+			t.Errorf("canonical(%q) = %d, true but semfs.Clean gives %q, %v", p, slash, got, err)
 		}
 	})
 }

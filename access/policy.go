@@ -527,11 +527,19 @@ func (cp *policy) access(p string) (Access, *rule) {
 // for callers that only need to know that, and skips the checks for a name
 // no refusing check can match.
 func (cp *policy) refused(p string) (bool, *rule) {
+	return cp.refusedAt(p, strings.LastIndexByte(p, '/'))
+}
+
+// refusedAt is refused given the index of p's last "/".
+func (cp *policy) refusedAt(p string, slash int) (bool, *rule) {
 	if len(cp.rules) == 0 || p == "/" {
 		a, r := cp.access(p)
 		return a == None, r
 	}
-	dir, name := semfs.Split(p)
+	dir, name := "/", p[slash+1:]
+	if slash > 0 {
+		dir = p[:slash]
+	}
 	d := cp.dir(dir)
 	if !d.mayRefuse(name) {
 		return false, nil
