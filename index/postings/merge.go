@@ -89,7 +89,15 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 	kind := segs[0].s.Kind
 	out := &Segment{Kind: kind}
 	remap := make([][]int32, len(segs))
-	total := 0
+	total, docs := 0, 0
+	for _, g := range segs {
+		total += g.s.postingsLen()
+		docs += g.s.Len()
+	}
+	out.IDs = make([]uint32, 0, docs)
+	if kind == Text {
+		out.PathLen, out.BodyLen = make([]uint32, 0, docs), make([]uint32, 0, docs)
+	}
 	for i, g := range segs {
 		remap[i] = make([]int32, g.s.Len())
 		for l := range g.s.Len() {
@@ -104,7 +112,6 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 				out.BodyLen = append(out.BodyLen, g.s.BodyLen[l])
 			}
 		}
-		total += len(g.s.docs)
 	}
 	out.docs = make([]uint32, 0, total)
 	if kind == Text {
@@ -129,19 +136,8 @@ func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 			if pos[i] >= g.s.Terms() || string(g.s.termBytes(pos[i])) != string(term) {
 				continue
 			}
-			p := g.s.postingsAt(pos[i])
+			g.s.appendList(pos[i], remap[i], out)
 			pos[i]++
-			for j, d := range p.docs {
-				nd := remap[i][d]
-				if nd < 0 {
-					continue
-				}
-				out.docs = append(out.docs, uint32(nd))
-				if kind == Text {
-					out.pathTF = append(out.pathTF, p.path[j])
-					out.bodyTF = append(out.bodyTF, p.body[j])
-				}
-			}
 		}
 		if len(out.docs) > start {
 			out.terms = append(out.terms, string(term))

@@ -124,6 +124,57 @@ func (s *Segment) postingsAt(i int) plist {
 	return p
 }
 
+// postingsLen is the number of postings in s (all lists together).
+func (s *Segment) postingsLen() int {
+	if s.raw == nil {
+		return len(s.docs)
+	}
+	n := 0
+	for _, df := range s.dfs {
+		n += int(df)
+	}
+	return n
+}
+
+// appendList appends the list of term i to out's postings, each document
+// renumbered by remap (-1: left out). It is postingsAt without the
+// intermediate list, for merges.
+func (s *Segment) appendList(i int, remap []int32, out *Segment) {
+	if s.raw == nil {
+		a, b := s.offs[i], s.offs[i+1]
+		for j, d := range s.docs[a:b] {
+			if nd := remap[d]; nd >= 0 {
+				out.docs = append(out.docs, uint32(nd))
+				if s.Kind == Text {
+					out.pathTF = append(out.pathTF, s.pathTF[int(a)+j])
+					out.bodyTF = append(out.bodyTF, s.bodyTF[int(a)+j])
+				}
+			}
+		}
+		return
+	}
+	b, last := s.raw[s.toffs[i]:], uint64(0)
+	for range s.dfs[i] {
+		g, k := binary.Uvarint(b)
+		b = b[k:]
+		last += g
+		nd := remap[last]
+		if s.Kind == Text {
+			path, k := binary.Uvarint(b)
+			b = b[k:]
+			body, k := binary.Uvarint(b)
+			b = b[k:]
+			if nd >= 0 {
+				out.pathTF = append(out.pathTF, uint16(path))
+				out.bodyTF = append(out.bodyTF, uint32(body))
+			}
+		}
+		if nd >= 0 {
+			out.docs = append(out.docs, uint32(nd))
+		}
+	}
+}
+
 // count is the number of documents in the list of term.
 func (s *Segment) count(term string) int {
 	i, ok := s.find(term)
