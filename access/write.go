@@ -66,7 +66,7 @@ func (f *FS) checkGrowth(ctx context.Context, op, p string, growth int64) error 
 // WriteFile writes a file where the rules give Write, within the quota
 // (the new size replaces the old one in the count).
 func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
-	p, err := semfs.Clean("write", name)
+	p, err := clean("write", name)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func isWriteFlag(flag int) bool {
 // where they give Write. With a quota, the returned file refuses writes
 // that would grow the tree past it.
 func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMode) (semfs.RWFile, error) {
-	p, err := semfs.Clean("open", name)
+	p, err := clean("open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (q *quotaFile) Truncate(size int64) error {
 
 // Mkdir creates a directory where the rules give Write.
 func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
-	p, err := semfs.Clean("mkdir", name)
+	p, err := clean("mkdir", name)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 // MkdirAll creates a directory and its missing parents where the rules
 // give Write on the directory.
 func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error {
-	p, err := semfs.Clean("mkdir", name)
+	p, err := clean("mkdir", name)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error 
 // Remove removes a file or empty directory where the rules give Write; a
 // hidden path does not exist.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	p, err := semfs.Clean("remove", name)
+	p, err := clean("remove", name)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (v *view) visibleOrFalse(p string, isDir bool) bool {
 // before removing anything. A hidden root does not exist, so removing it
 // succeeds without effect.
 func (f *FS) RemoveAll(ctx context.Context, name string) error {
-	p, err := semfs.Clean("removeall", name)
+	p, err := clean("removeall", name)
 	if err != nil {
 		return err
 	}
@@ -313,11 +313,11 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 // destination; a directory moves only if every path below it may be
 // written at both places and every file in it is visible.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
-	o, err := semfs.Clean("rename", oldname)
+	o, err := clean("rename", oldname)
 	if err != nil {
 		return err
 	}
-	n, err := semfs.Clean("rename", newname)
+	n, err := clean("rename", newname)
 	if err != nil {
 		return err
 	}
