@@ -68,9 +68,11 @@ type Options struct {
 	// every caller alike, so what is not shared is not cached: such a
 	// name and its attributes get no timeout, and such a listing is not
 	// kept (no FOPEN_CACHE_DIR), so that every caller's lookup, stat and
-	// readdir reaches the tree and is answered for that caller. It is
-	// called with the context of a request whose caller was just answered
-	// for p, and must be cheap. Nil means everything is shared.
+	// readdir reaches the tree and is answered for that caller. For a
+	// name, ctx carries the principal of the caller just answered for p
+	// (a caller who sees no more than anyone settles the question); for a
+	// listing, asked at OPENDIR, it carries none. It must be cheap. Nil
+	// means everything is shared.
 	Shared func(ctx context.Context, p string, listing bool) bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
 	Logf func(format string, args ...any)

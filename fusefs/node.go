@@ -707,7 +707,7 @@ func (n *node) listingShared(ctx context.Context) bool {
 	n.t.ns.RLock()
 	defer n.t.ns.RUnlock()
 	p, ok := n.path()
-	return ok && n.t.shared(n.t.ctx(ctx), p, true)
+	return ok && n.t.shared(ctx, p, true)
 }
 
 // list reads the directory's entries, with their numbers. The entries of
