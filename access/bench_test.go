@@ -7,6 +7,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/internal/testtree"
 	"github.com/semfs/semfs/memfs"
 )
 
@@ -96,29 +97,36 @@ func BenchmarkRatio(b *testing.B) {
 	tagged := &tagged{FS: inner, tags: map[string]semfs.Tags{}}
 	ctx := context.Background()
 	session := semfs.WithPrincipal(ctx, semfs.Principal{ID: "agent", Groups: []string{"support"}})
-	stat := func(fsys semfs.FS) func() {
+	stat := func(ctx context.Context, fsys semfs.FS, name string) func() {
 		return func() {
-			if _, err := fsys.Stat(ctx, "/work/proj/src/f042.md"); err != nil {
+			if _, err := fsys.Stat(ctx, name); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	list := func(ctx context.Context, fsys semfs.FS) func() {
+	const f042 = "/work/proj/src/f042.md"
+	// The daemon's stack: the metadata layer (SQLite index) answers
+	// visibility in bulk (VisibilityFS).
+	m := testtree.New(b)
+	listN := func(ctx context.Context, fsys semfs.FS, dir string, n int) func() {
 		return func() {
-			if entries, err := fsys.ReadDir(ctx, "/work/proj/src"); err != nil || len(entries) != 100 {
+			if entries, err := fsys.ReadDir(ctx, dir); err != nil || len(entries) != n {
 				b.Fatal(len(entries), err)
 			}
 		}
 	}
+	list := func(ctx context.Context, fsys semfs.FS) func() { return listN(ctx, fsys, "/work/proj/src", 100) }
 	for _, c := range []struct {
 		name        string
 		bare, layer func()
 	}{
-		{"Stat/norules", stat(inner), stat(access.New(inner, access.Policy{}))},
-		{"Stat/rules", stat(inner), stat(access.New(inner, benchPolicy()))},
+		{"Stat/norules", stat(ctx, inner, f042), stat(ctx, access.New(inner, access.Policy{}), f042)},
+		{"Stat/rules", stat(ctx, inner, f042), stat(ctx, access.New(inner, benchPolicy()), f042)},
+		{"Stat/session-meta-layer", stat(ctx, m, "/notes/auth.md"), stat(session, access.New(m, benchPolicy()), "/notes/auth.md")},
 		{"ReadDir/norules", list(ctx, inner), list(ctx, access.New(inner, access.Policy{}))},
 		{"ReadDir/rules", list(ctx, inner), list(ctx, access.New(inner, benchPolicy()))},
 		{"ReadDir/session-meta", list(ctx, inner), list(session, access.New(tagged, benchPolicy()))},
+		{"ReadDir/session-meta-layer", listN(ctx, m, "/notes", 2), listN(session, access.New(m, benchPolicy()), "/notes", 2)},
 	} {
 		b.Run(c.name, func(b *testing.B) { blockRatio(b, c.bare, c.layer) })
 	}
