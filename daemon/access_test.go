@@ -363,3 +363,27 @@ func TestTokensFileChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensSettings: the tokens file is SEMFS_TOKENS or -tokens; the
+// HTTP-only names of before still set it, and the new ones win.
+func TestTokensSettings(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"SEMFS_TOKENS": "/a.json"}, nil, "/a.json"},
+		{map[string]string{"SEMFS_HTTP_TOKENS": "/old.json"}, nil, "/old.json"},
+		{map[string]string{"SEMFS_HTTP_TOKENS": "/old.json", "SEMFS_TOKENS": "/a.json"}, nil, "/a.json"},
+		{map[string]string{"SEMFS_TOKENS": "/a.json"}, []string{"-tokens", "/b.json"}, "/b.json"},
+		{nil, []string{"-http-tokens", "/old.json"}, "/old.json"},
+	} {
+		cfg, err := daemon.ParseConfig(append([]string{"-mode", "headless"}, c.args...), func(k string) string { return c.env[k] }, os.Stderr)
+		if err != nil || cfg.Tokens != c.want {
+			t.Errorf("env %v args %v: Tokens = %q, %v; want %q", c.env, c.args, cfg.Tokens, err, c.want)
+		}
+	}
+	if _, err := daemon.ParseConfig([]string{"-mode", "headless", "-http", "127.0.0.1:0"}, func(string) string { return "" }, os.Stderr); err == nil || !strings.Contains(err.Error(), "-tokens FILE") {
+		t.Errorf("-http without tokens: %v; want an error asking for -tokens", err)
+	}
+}
