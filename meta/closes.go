@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,10 @@ const DefaultCloseDelay = 100 * time.Millisecond
 // closeBatch: a batch of deferred closes is committed once it holds this
 // many closes.
 const closeBatch = 256
+
+// maxKickDelay bounds how long a stream of closes that never pauses for
+// CloseDelay keeps the drain workers from being told of its vectors.
+const maxKickDelay = 5 * time.Second
 
 // closes holds the closes whose rows are not stored yet when
 // Options.CloseDelay defers them. A committer goroutine stores them in
@@ -39,9 +44,15 @@ type closes struct {
 	run sync.Mutex
 
 	unflushed atomic.Int64 // closes taken or pending, not yet stored
+	owed      atomic.Uint32 // spaces (owedContent, owedTags) whose drain worker was not told yet
 	wake      chan struct{}
 	done      chan struct{} // the committer ended
 }
+
+const (
+	owedContent = 1 << iota
+	owedTags
+)
 
 // closed is one deferred close: the file's path and its writer's
 // created_by, captured when it was closed.
@@ -175,12 +186,35 @@ func (f *FS) commitCloses() {
 		c.mu.Unlock()
 		f.flushCloses(ctx, nil)
 	}
+	var owedAt time.Time // when the drain workers were first owed a word
 	for {
+		var quiet *time.Timer
+		var quietC <-chan time.Time
+		if c.owed.Load() != 0 {
+			if owedAt.IsZero() {
+				owedAt = time.Now()
+			}
+			wait := min(f.opts.CloseDelay, time.Until(owedAt.Add(maxKickDelay)))
+			if wait <= 0 {
+				f.kickWorkers()
+				owedAt = time.Time{}
+				continue
+			}
+			quiet = time.NewTimer(wait)
+			quietC = quiet.C
+		}
 		select {
 		case <-f.stop:
 			stop()
 			return
+		case <-quietC:
+			f.kickWorkers()
+			owedAt = time.Time{}
+			continue
 		case <-c.wake:
+		}
+		if quiet != nil {
+			quiet.Stop()
 		}
 		for {
 			wait, any := c.due(time.Now(), f.opts.CloseDelay)
@@ -293,13 +327,38 @@ func (f *FS) storeCloses(ctx context.Context, batch []closed) {
 			}
 		}
 	}
-	if f.opts.Deferred != nil {
-		if content && f.opts.Spaces.Content != nil {
-			f.opts.Deferred(embedding.SpaceContent)
+	// The drain workers are told once no close arrived for CloseDelay
+	// (commitCloses): embedding beside a stream of writes takes the cores
+	// the writer needs, and the vectors are not wanted before the burst
+	// ends.
+	var owe uint32
+	if content {
+		owe |= owedContent
+	}
+	if tags {
+		owe |= owedTags
+	}
+	if owe != 0 {
+		f.closes.owed.Or(owe)
+		select {
+		case f.closes.wake <- struct{}{}: // a flush stored these: the committer tells the workers
+		default:
 		}
-		if tags && f.opts.Spaces.Tags != nil {
-			f.opts.Deferred(embedding.SpaceTags)
-		}
+	}
+}
+
+// kickWorkers tells the drain workers of the vectors the stored closes
+// left missing.
+func (f *FS) kickWorkers() {
+	owe := f.closes.owed.Swap(0)
+	if f.opts.Deferred == nil {
+		return
+	}
+	if owe&owedContent != 0 && f.opts.Spaces.Content != nil {
+		f.opts.Deferred(embedding.SpaceContent)
+	}
+	if owe&owedTags != 0 && f.opts.Spaces.Tags != nil {
+		f.opts.Deferred(embedding.SpaceTags)
 	}
 }
 
@@ -309,12 +368,19 @@ func (f *FS) prepareSave(ctx context.Context, p, creator string) *save {
 	if f.opts.Ignore(p) {
 		return nil
 	}
-	info, err := f.base.Stat(ctx, p)
+	// One open: the handle's Stat costs no second path lookup.
+	h, err := f.base.Open(ctx, p)
 	if semfs.IsAbsence(err) {
 		return nil // removed since; Remove dropped the row
 	}
 	if err != nil {
 		f.logErr("write", p, err)
+		return nil
+	}
+	defer h.Close()
+	info, err := h.Stat()
+	if err != nil {
+		f.logErr("write", p, semfs.RewritePath(err, "write", p))
 		return nil
 	}
 	if info.IsDir() {
@@ -324,17 +390,25 @@ func (f *FS) prepareSave(ctx context.Context, p, creator string) *save {
 	if info.Size() > f.opts.InlineBudget {
 		return s // recorded as pending; the indexer reads it
 	}
-	data, err := semfs.ReadFile(ctx, f.base, p)
-	if semfs.IsAbsence(err) {
-		return nil
+	data := make([]byte, info.Size())
+	n, err := io.ReadFull(h, data)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil // truncated meanwhile: index what was read
+	} else if err == nil {
+		// Grown meanwhile: read the rest.
+		var more []byte
+		more, err = io.ReadAll(h)
+		data = append(data, more...)
+		n = len(data)
 	}
 	if err != nil {
-		f.logErr("write", p, err)
+		f.logErr("write", p, semfs.RewritePath(err, "write", p))
 		return nil
 	}
-	if int64(len(data)) != info.Size() {
-		// Written again meanwhile: the row records what was read.
-		if info, err = f.base.Stat(ctx, p); err != nil {
+	data = data[:n]
+	if int64(n) != info.Size() {
+		// Written again while read: the row records what was read.
+		if info, err = h.Stat(); err != nil {
 			return nil
 		}
 		s.info = info

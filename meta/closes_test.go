@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/memfs"
@@ -329,5 +330,58 @@ func TestDeferredCloseCrash(t *testing.T) {
 	}
 	if r.CreatedBy != "" {
 		t.Fatalf("created_by %q: the dead process's writer cannot be known; a change that keeps it must update this test", r.CreatedBy)
+	}
+}
+
+// TestDeferredClosesKickWorkersWhenQuiet: the drain workers are told of
+// the vectors a stream of closes left missing once the stream pauses for
+// CloseDelay, not while it runs beside them.
+func TestDeferredClosesKickWorkersWhenQuiet(t *testing.T) {
+	const delay = time.Second
+	var mu sync.Mutex
+	var kicks []time.Time
+	f, _ := newFSOpts(t, nil, func(o *meta.Options) {
+		o.CloseDelay = delay
+		o.Deferred = func(space string) {
+			if space == embedding.SpaceContent {
+				mu.Lock()
+				kicks = append(kicks, time.Now())
+				mu.Unlock()
+			}
+		}
+	})
+	for i := range 300 {
+		closeWrite(t, f, as("app"), fmt.Sprintf("/k/f%03d.txt", i), fmt.Sprintf("text of file %d\n", i))
+		if i == 150 {
+			// Mid-stream, a search stores the pending closes: still no word
+			// to the workers while the stream goes on.
+			if _, err := f.Search(context.Background(), semfs.SearchRequest{Query: "text"}, func(semfs.SearchHit) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	end := time.Now()
+	deadline := end.Add(delay + 3*time.Second)
+	for {
+		mu.Lock()
+		n := len(kicks)
+		var first time.Time
+		if n > 0 {
+			first = kicks[0]
+		}
+		mu.Unlock()
+		if n > 0 {
+			if first.Before(end) {
+				t.Fatalf("the content worker was told at %v, before the stream ended at %v", first, end)
+			}
+			if f.Unflushed() != 0 {
+				t.Fatalf("workers told with %d closes unstored", f.Unflushed())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the content worker was not told within %v after the stream ended", time.Since(end))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

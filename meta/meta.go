@@ -621,29 +621,34 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 	items := make([]index.Item, 0, len(batch))
 	at := make(map[string]int, len(batch)) // path → its item, when a batch saves a path twice
 	var saved []*save
+	// A close is committed after the fact (FUSE sends RELEASE in the
+	// background): the file may have been renamed away (write a temp,
+	// rename it over the target) or removed since. Its row must not come
+	// back; Rename indexes the destination.
+	paths := make([]string, 0, len(batch))
 	for _, s := range batch {
-		// A close is committed after the fact (FUSE sends RELEASE in the
-		// background): the file may have been renamed away (write a temp,
-		// rename it over the target) or removed since. Its row must not
-		// come back; Rename indexes the destination.
 		if _, err := f.base.Stat(ctx, s.path); semfs.IsAbsence(err) {
 			s.gone = true
 			continue
 		}
-		var rec index.File
+		paths = append(paths, s.path)
+	}
+	// The stored rows, looked up in one query.
+	stored, lookupErr := f.store.Files(ctx, paths)
+	for _, s := range batch {
+		if s.gone {
+			continue
+		}
+		if lookupErr != nil {
+			s.err = lookupErr
+			continue
+		}
 		i, seen := at[s.path]
+		rec, found := stored[s.path]
 		if seen {
 			rec = items[i].File
-		} else {
-			var err error
-			rec, err = f.store.File(ctx, s.path)
-			if err != nil && !errors.Is(err, semfs.ErrNotExist) {
-				s.err = err
-				continue
-			}
-			if err != nil {
-				rec = index.File{Meta: semfs.Meta{Path: s.path, CreatedBy: s.creator, CreatedAt: now}}
-			}
+		} else if !found {
+			rec = index.File{Meta: semfs.Meta{Path: s.path, CreatedBy: s.creator, CreatedAt: now}}
 		}
 		s.newTags = rec.UpdatedAt.IsZero()
 		if rec.CreatedBy == "" {
