@@ -43,7 +43,7 @@ type closes struct {
 	// stored.
 	run sync.Mutex
 
-	unflushed atomic.Int64 // closes taken or pending, not yet stored
+	unflushed atomic.Int64  // closes taken or pending, not yet stored
 	owed      atomic.Uint32 // spaces (owedContent, owedTags) whose drain worker was not told yet
 	wake      chan struct{}
 	done      chan struct{} // the committer ended
