@@ -116,6 +116,20 @@ func BenchmarkRatio(b *testing.B) {
 		}
 	}
 	list := func(ctx context.Context, fsys semfs.FS) func() { return listN(ctx, fsys, "/work/proj/src", 100) }
+	walk := func(ctx context.Context, fsys semfs.FS) func() {
+		return func() {
+			n := 0
+			for _, err := range semfs.Files(ctx, fsys, "/work") {
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != 100 {
+				b.Fatal(n)
+			}
+		}
+	}
 	for _, c := range []struct {
 		name        string
 		bare, layer func()
@@ -126,6 +140,7 @@ func BenchmarkRatio(b *testing.B) {
 		{"ReadDir/norules", list(ctx, inner), list(ctx, access.New(inner, access.Policy{}))},
 		{"ReadDir/rules", list(ctx, inner), list(ctx, access.New(inner, benchPolicy()))},
 		{"ReadDir/session-meta", list(ctx, inner), list(session, access.New(tagged, benchPolicy()))},
+		{"Files/rules", walk(ctx, inner), walk(ctx, access.New(inner, benchPolicy()))},
 		{"ReadDir/session-meta-layer", listN(ctx, m, "/notes", 2), listN(session, access.New(m, benchPolicy()), "/notes", 2)},
 	} {
 		b.Run(c.name, func(b *testing.B) { blockRatio(b, c.bare, c.layer) })

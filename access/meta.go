@@ -11,7 +11,7 @@ import (
 // access and it is visible. A search hit is an existence proof, so both
 // must hold.
 func (f *FS) seen(v *view, p string) (bool, error) {
-	if !semfs.ValidPath(p) {
+	if _, ok := canonical(p); !ok && !semfs.ValidPath(p) {
 		return false, nil
 	}
 	if no, _ := f.pol.refused(p); no {
