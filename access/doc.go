@@ -64,9 +64,10 @@
 // Visibility is decided, in order of preference, by [Policy.Visible] when
 // set; by the wrapped tree's [VisibilityFS] when it has one (the metadata
 // layer should: it answers a whole directory at once); or by the wrapped
-// tree's [semfs.MetaFS], one Meta per file (semfs.Tags.VisibleTo) and a scan
-// of a directory's files, stopping at the first visible one, per directory.
-// A tree without metadata hides nothing.
+// tree's [semfs.MetaFS], one Meta per file (semfs.Tags.VisibleTo) and, for
+// a directory, a scan of the files below it that stops at the first visible
+// one (a listing that shows a visible file needs no scan of its own
+// directory). A tree without metadata hides nothing.
 //
 // # Metadata and search
 //

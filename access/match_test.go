@@ -2,6 +2,7 @@ package access
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path"
 	"strings"
 	"sync"
@@ -273,6 +274,40 @@ func TestCanonical(t *testing.T) {
 		if got, gotErr := clean("stat", c.p); got != p || (gotErr == nil) != (err == nil) {
 			t.Errorf("clean(%q) = %q, %v; semfs.Clean gives %q, %v", c.p, got, gotErr, p, err)
 		}
+	}
+}
+
+// Random paths of printable ASCII, "/" and "." heavy: whatever canonical
+// accepts, semfs.Clean returns unchanged (run on every test run; the fuzz
+// test below searches further).
+func TestCanonicalRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	accepted := 0
+	for range 20000 {
+		b := make([]byte, 2+r.IntN(40))
+		for i := range b {
+			switch r.IntN(4) {
+			case 0:
+				b[i] = '/'
+			case 1:
+				b[i] = '.'
+			default:
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		b[0] = '/'
+		p := string(b)
+		slash, ok := canonical(p)
+		if !ok {
+			continue
+		}
+		accepted++
+		if got, err := semfs.Clean("stat", p); err != nil || got != p || slash != strings.LastIndexByte(p, '/') {
+			t.Fatalf("canonical(%q) = %d, true but semfs.Clean gives %q, %v", p, slash, got, err)
+		}
+	}
+	if accepted < 3000 {
+		t.Errorf("only %d of 20000 random paths accepted; the test checks too little", accepted)
 	}
 }
 
