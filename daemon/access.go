@@ -11,6 +11,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/fusefs"
 	"github.com/semfs/semfs/httpapi"
 	"github.com/semfs/semfs/meta"
 )
@@ -269,19 +270,21 @@ func (s sessionFS) GrepCandidates(ctx context.Context, root, pattern string, opt
 	return s.a.pick(ctx).GrepCandidates(ctx, root, pattern, opts)
 }
 
-// retagging is the metadata layer as the daemon serves it: a tag change
-// that alters who may see a file is reported to the mount (the metadata
-// layer reports changes of files, not of tags), so that the kernel drops
-// the names and listings it cached for every caller.
-type retagging struct {
+// reporting is the metadata layer as the daemon serves it, telling the
+// mount of the changes of visibility the metadata layer does not report
+// (it reports changes of files, not of who may see them), so that the
+// kernel drops the names and listings it cached for every caller: a tag
+// change that hides or shows a file, and a removal or a move that leaves a
+// directory holding only hidden files (hidden itself, see access.FS).
+// What counts is what a principal without groups sees: that is what the
+// kernel may have cached (see accessLayer.shared).
+type reporting struct {
 	*meta.FS
 	s *stack
 }
 
-// SetTags sets the tags of name and tells the mount when a principal
-// without groups sees name differently afterwards — the only change of
-// visibility the kernel may have cached (see accessLayer.shared).
-func (r retagging) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
+// SetTags sets the tags of name and reports a change of its visibility.
+func (r reporting) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 	p, err := semfs.Clean("tag", name)
 	if err != nil {
 		return err
@@ -296,4 +299,62 @@ func (r retagging) SetTags(ctx context.Context, name string, tags semfs.Tags) er
 		}
 	}
 	return nil
+}
+
+// Remove removes name and reports its directory if that is hidden now.
+func (r reporting) Remove(ctx context.Context, name string) error {
+	if err := r.FS.Remove(ctx, name); err != nil {
+		return err
+	}
+	r.hiddenDirs(ctx, name)
+	return nil
+}
+
+// RemoveAll removes name and reports its directory if that is hidden now.
+func (r reporting) RemoveAll(ctx context.Context, name string) error {
+	if err := r.FS.RemoveAll(ctx, name); err != nil {
+		return err
+	}
+	r.hiddenDirs(ctx, name)
+	return nil
+}
+
+// Rename moves oldname and reports the directories of both names that are
+// hidden now.
+func (r reporting) Rename(ctx context.Context, oldname, newname string) error {
+	if err := r.FS.Rename(ctx, oldname, newname); err != nil {
+		return err
+	}
+	r.hiddenDirs(ctx, oldname, newname)
+	return nil
+}
+
+// hiddenDirs reports to the mount the directory of each name that a
+// principal without groups no longer sees (a directory above a visible one
+// is visible). A change made through the mount is reported once its
+// request returned: the kernel may wait on the request before it takes
+// the notification.
+func (r reporting) hiddenDirs(ctx context.Context, names ...string) {
+	mnt := r.s.mounted.Load()
+	if mnt == nil {
+		return
+	}
+	for _, name := range names {
+		p, err := semfs.Clean("remove", name)
+		if err != nil || p == "/" {
+			continue
+		}
+		dir := semfs.Dir(p)
+		if dir == "/" {
+			continue
+		}
+		if ok, err := r.FS.VisibleTo(ctx, nobody, dir); err != nil || ok {
+			continue
+		}
+		if fusefs.FromMount(ctx) {
+			go mnt.Retagged(dir)
+		} else {
+			mnt.Retagged(dir)
+		}
+	}
 }

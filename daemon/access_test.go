@@ -387,3 +387,79 @@ func TestTokensSettings(t *testing.T) {
 		t.Errorf("-http without tokens: %v; want an error asking for -tokens", err)
 	}
 }
+
+// eventually retries check for up to two seconds (a change made through
+// the mount is reported to the kernel once the request returned).
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestMountHidesEmptiedDirectories: a directory that a removal or a move
+// leaves holding only files of a group vanishes for callers without the
+// group, though its name was cached while it showed.
+func TestMountHidesEmptiedDirectories(t *testing.T) {
+	mnt, sock, c, _ := mountWithTokens(t, accessTokens)
+	ctx := context.Background()
+	for p, data := range map[string]string{"/mixed/public.txt": "p", "/mixed/ledger.txt": "l", "/fin/moved.txt": "m",
+		"/deep/sub/public.txt": "p", "/deep/sub/ledger.txt": "l"} {
+		os.MkdirAll(filepath.Dir(mnt+p), 0o755)
+		if err := os.WriteFile(mnt+p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(mnt+"/empty", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/mixed/ledger.txt", "/fin/moved.txt", "/deep/sub/ledger.txt"} {
+		if err := c.Tag(ctx, p, semfs.Tags{Groups: []string{"finance"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Cached while they show: /mixed holds a public file, /empty nothing.
+	for _, d := range []string{"/mixed", "/empty", "/deep", "/deep/sub"} {
+		if _, err := os.Stat(mnt + d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := names(t, mnt); !slices.Contains(got, "mixed") || !slices.Contains(got, "empty") {
+		t.Fatalf("ls = %v", got)
+	}
+	gone := func(d string) func() error {
+		return func() error {
+			if _, err := os.Stat(mnt + d); !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("stat %s = %v; want ENOENT", d, err)
+			}
+			if slices.Contains(names(t, mnt), d[1:]) {
+				return fmt.Errorf("ls shows %s", d)
+			}
+			return nil
+		}
+	}
+	// Removed through the mount: the kernel dropped only the file's name.
+	if err := os.Remove(mnt + "/mixed/public.txt"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "/mixed after its last public file was removed", gone("/mixed"))
+	// Two levels up: the kernel drops nothing of /deep itself.
+	if err := os.Remove(mnt + "/deep/sub/public.txt"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "/deep after the last public file below it was removed", gone("/deep"))
+	// Moved into /empty through the mount, by a finance session.
+	out := session(t, sock, "analyst", "fin-secret", "sh mv "+mnt+"/fin/moved.txt "+mnt+"/empty/moved.txt")
+	if !strings.Contains(out, "exit <nil>") {
+		t.Fatalf("mv: %s", out)
+	}
+	eventually(t, "/empty after a finance file was moved into it", gone("/empty"))
+}

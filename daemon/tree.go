@@ -29,7 +29,7 @@ func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) 
 	log.Info("index reconciled with the backing directory", "files", rep.Files, "added", rep.Added,
 		"updated", rep.Updated, "removed", rep.Removed, "took", time.Since(start).Round(time.Millisecond))
 	s.meta = m
-	return retagging{FS: m, s: s}, nil
+	return reporting{FS: m, s: s}, nil
 }
 
 // notifyMount tells the mount, if any, of a change made through the
