@@ -198,7 +198,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	// entries are settled by one test of the last byte of their name, so
 	// first skip those before the first that is not.
 	i := 0
-	if hiddenNames == nil {
+	if len(hiddenNames) == 0 {
 		for i < len(entries) && !d.mayRefuse(entries[i].Name()) {
 			i++
 		}
