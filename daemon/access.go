@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -66,16 +67,10 @@ func newAccessLayer(tree semfs.FS, tokens map[string]httpapi.Token) (*accessLaye
 	a.vis, _ = tree.(access.VisibilityFS)
 	_, isMeta := tree.(semfs.MetaFS)
 	a.hides = a.vis != nil || isMeta
-	secrets := make([]string, 0, len(tokens))
-	for s := range tokens {
-		secrets = append(secrets, s)
-	}
-	slices.Sort(secrets)
-	if err := checkTokens(tokens, secrets); err != nil {
+	if err := checkTokens(tokens); err != nil {
 		return nil, err
 	}
-	for _, secret := range secrets {
-		t := tokens[secret]
+	for secret, t := range tokens {
 		g := &grant{id: t.ID, app: t.App, groups: t.Groups, admin: t.Admin, fs: access.New(tree, t.Policy())}
 		a.byID[t.ID] = g
 		a.bySecret[sha256.Sum256([]byte(secret))] = g
@@ -86,13 +81,13 @@ func newAccessLayer(tree semfs.FS, tokens map[string]httpapi.Token) (*accessLaye
 	return a, nil
 }
 
-// checkTokens checks the tokens of the tokens file, in the order of
-// secrets (so that an error names the same token every time): each needs
-// an id of its own, not one of the daemon's "uid:N" names, and a valid
-// policy.
-func checkTokens(tokens map[string]httpapi.Token, secrets []string) error {
+// checkTokens checks the tokens of the tokens file: each needs an id of
+// its own, not one of the daemon's "uid:N" names, and a valid policy. They
+// are checked in a fixed order, so that an error names the same token
+// every time.
+func checkTokens(tokens map[string]httpapi.Token) error {
 	ids := map[string]bool{}
-	for _, secret := range secrets {
+	for _, secret := range slices.Sorted(maps.Keys(tokens)) {
 		t := tokens[secret]
 		switch {
 		case t.ID == "":

@@ -71,11 +71,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -151,7 +149,7 @@ func (m *Main) Start(ctx context.Context) error {
 		// file fails the boot at once.
 		tc, err := httpapi.LoadConfig(cfg.Tokens)
 		if err == nil {
-			err = checkTokens(tc.Tokens, slices.Sorted(maps.Keys(tc.Tokens)))
+			err = checkTokens(tc.Tokens)
 		}
 		if err != nil {
 			return fmt.Errorf("daemon: tokens file %s: %w", cfg.Tokens, err)
