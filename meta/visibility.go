@@ -169,26 +169,37 @@ func (f *FS) dirVisible(ctx context.Context, p semfs.Principal, dir string) (boo
 }
 
 // HiddenIn returns the entries of directory dir hidden from p (nil when
-// none is).
+// none is). Only entries with a restricted file at or below them can be
+// hidden, so a directory with none below it costs one search of the
+// restricted set and no allocation.
 func (f *FS) HiddenIn(ctx context.Context, p semfs.Principal, dir string) (map[string]bool, error) {
 	d, err := semfs.Clean("readdir", dir)
 	if err != nil || p.Admin {
 		return nil, nil
 	}
+	// The children of d that have restricted files at or below them, each
+	// once. Paths below one child are contiguous in the sorted set (a stale
+	// file and directory of one name may not be; then it is asked twice).
+	var buf [8]string
+	children := buf[:0]
 	f.vis.mu.RLock()
 	lo, hi := f.vis.under(d)
-	children := map[string]bool{} // child name → is a directory
 	for _, q := range f.vis.paths[lo:hi] {
 		if q == d || !semfs.HasPrefix(q, d) {
 			continue
 		}
 		rest := semfs.Rel(q, d)[1:]
-		name, _, deeper := strings.Cut(rest, "/")
-		children[name] = children[name] || deeper
+		name, _, _ := strings.Cut(rest, "/")
+		if n := len(children); n == 0 || children[n-1] != name {
+			children = append(children, name)
+		}
 	}
 	f.vis.mu.RUnlock()
 	var out map[string]bool
-	for name := range children {
+	for _, name := range children {
+		if out[name] {
+			continue
+		}
 		ok, err := f.VisibleTo(ctx, p, semfs.Join(d, name))
 		if err != nil {
 			return nil, err
