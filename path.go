@@ -19,14 +19,13 @@ func Clean(op, name string) (string, error) {
 	if reason := invalidReason(name); reason != "" {
 		return "", PathErr(op, printable(name), ErrInvalid, reason)
 	}
-	switch name {
-	case "/", ".":
+	switch {
+	case name[0] == '/':
+		return name, nil
+	case name == ".":
 		return "/", nil
 	}
-	if name[0] != '/' {
-		return "/" + name, nil
-	}
-	return name, nil
+	return "/" + name, nil
 }
 
 // MustClean is Clean for paths known to be valid (constants in code and
@@ -42,6 +41,39 @@ func MustClean(name string) string {
 // ValidPath reports whether name is accepted by Clean.
 func ValidPath(name string) bool { return invalidReason(name) == "" }
 
+// Classes of path bytes, for invalidReason.
+const (
+	bytePlain   = iota // stands for itself in an element
+	byteSlash          // ends an element
+	byteHigh           // part of a multi-byte sequence, checked as UTF-8 at the end
+	byteNUL            // rejected
+	byteBack           // "\\", rejected
+	byteControl        // other control characters, rejected
+)
+
+// pathByte holds the class of every byte value.
+var pathByte = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == 0:
+			t[c] = byteNUL
+		case c < 0x20 || c == 0x7f:
+			t[c] = byteControl
+		case c == '/':
+			t[c] = byteSlash
+		case c == '\\':
+			t[c] = byteBack
+		case c >= 0x80:
+			t[c] = byteHigh
+		}
+	}
+	return t
+}()
+
+// invalidReason says why name is not a valid path, or "" when it is. Every
+// path of every call is checked, at each layer, so this is one pass over
+// the bytes in which a plain byte costs one table lookup; the first problem
+// from the left is the one reported.
 func invalidReason(name string) string {
 	switch name {
 	case "":
@@ -59,41 +91,55 @@ func invalidReason(name string) string {
 	if rel == "" || rel[len(rel)-1] == '/' {
 		return `trailing slash; write the path without it, e.g. "/a/b"`
 	}
-	// One pass over the bytes: every path of every call is checked, so
-	// this is on the hot path of each operation.
 	ascii := true
 	start := 0 // start of the current element
-	for i := 0; i <= len(rel); i++ {
-		if i < len(rel) {
-			c := rel[i]
-			switch {
-			case c >= 0x80:
-				ascii = false
-				continue
-			case c == 0:
-				return "path contains a NUL byte"
-			case c == '\\':
-				return `path contains a backslash; semfs paths use "/" as the only separator`
-			case c < 0x20 || c == 0x7f:
-				return "path contains a control character"
-			case c != '/':
-				continue
+	for i := 0; i < len(rel); i++ {
+		class := pathByte[rel[i]]
+		if class == bytePlain {
+			continue
+		}
+		switch class {
+		case byteSlash:
+			if reason := elemReason(rel[start:i]); reason != "" {
+				return reason
 			}
+			start = i + 1
+		case byteHigh:
+			ascii = false
+		case byteNUL:
+			return "path contains a NUL byte"
+		case byteBack:
+			return `path contains a backslash; semfs paths use "/" as the only separator`
+		default:
+			return "path contains a control character"
 		}
-		switch elem := rel[start:i]; {
-		case elem == "":
-			return `empty path element ("//"); write each directory once, e.g. "/a/b"`
-		case elem == ".":
-			return `"." element; write the path without it`
-		case elem == "..":
-			return `".." element; paths are rooted at the tree and cannot climb out of it — write the full path from "/"`
-		case len(elem) > MaxNameLen:
-			return "path element longer than 255 bytes"
-		}
-		start = i + 1
+	}
+	if reason := elemReason(rel[start:]); reason != "" {
+		return reason
 	}
 	if !ascii && !utf8.ValidString(name) {
 		return "path is not valid UTF-8"
+	}
+	return ""
+}
+
+// elemReason says why elem is not a valid path element, or "" when it is.
+// Its bytes were checked already.
+func elemReason(elem string) string {
+	switch len(elem) {
+	case 0:
+		return `empty path element ("//"); write each directory once, e.g. "/a/b"`
+	case 1:
+		if elem == "." {
+			return `"." element; write the path without it`
+		}
+	case 2:
+		if elem == ".." {
+			return `".." element; paths are rooted at the tree and cannot climb out of it — write the full path from "/"`
+		}
+	}
+	if len(elem) > MaxNameLen {
+		return "path element longer than 255 bytes"
 	}
 	return ""
 }
