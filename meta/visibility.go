@@ -63,6 +63,35 @@ func (r *restricted) under(dir string) (lo, hi int) {
 	return lo, hi
 }
 
+// restrictedAt reports whether a restricted path is n or lies below it.
+func (r *restricted) restrictedAt(n string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if n == "/" {
+		return len(r.paths) > 0
+	}
+	// The first path at or after n, then the first at or after n+"/":
+	// those are n itself and the first path below n, if any.
+	i := sort.SearchStrings(r.paths, n)
+	if i < len(r.paths) && r.paths[i] == n {
+		return true
+	}
+	j := i + sort.Search(len(r.paths)-i, func(k int) bool { return !beforeChildren(r.paths[i+k], n) })
+	return j < len(r.paths) && semfs.HasPrefix(r.paths[j], n)
+}
+
+// beforeChildren reports whether q sorts before n+"/" (so before every
+// path below n), without building that string.
+func beforeChildren(q, n string) bool {
+	if len(q) <= len(n) {
+		return q <= n
+	}
+	if c := strings.Compare(q[:len(n)], n); c != 0 {
+		return c < 0
+	}
+	return q[len(n)] < '/'
+}
+
 func (r *restricted) drop(dir string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -104,11 +133,19 @@ func (r *restricted) rename(o, n string) {
 
 // VisibleTo reports whether name is visible to p (the access layer's
 // VisibilityFS): a file when its tags are visible to p; a directory when it
-// holds a visible file or no file at all. A missing name answers false.
+// holds a visible file or no file at all. When nothing restricted is at or
+// below name the answer is true without a look at the backend, so a missing
+// name answers true then and false otherwise (access.VisibilityFS allows
+// either: its callers look a path up first).
 func (f *FS) VisibleTo(ctx context.Context, p semfs.Principal, name string) (bool, error) {
 	n, err := semfs.Clean("stat", name)
 	if err != nil {
 		return false, nil
+	}
+	if n == "/" || !f.vis.restrictedAt(n) {
+		// Nothing restricted at or below n: visible if it exists, which
+		// the caller found out already (access.VisibilityFS).
+		return true, nil
 	}
 	info, err := f.base.Stat(ctx, n)
 	if err != nil {

@@ -8,9 +8,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/memfs"
 	"github.com/semfs/semfs/meta"
 )
 
@@ -321,4 +323,55 @@ func TestVisibilityConcurrent(t *testing.T) {
 	if h, _ := f.HiddenIn(ctx, visBob, "/d"); len(h) != 0 {
 		t.Fatalf("HiddenIn(/d) after untagging all = %v", slices.Collect(maps.Keys(h)))
 	}
+}
+
+// TestVisibleToAsksBackendOnlyNearRestricted: VisibleTo answers from the
+// restricted set alone when nothing restricted is at or below the name (a
+// missing name then answers true), and looks at the backend otherwise.
+func TestVisibleToAsksBackendOnlyNearRestricted(t *testing.T) {
+	base := &countingFS{FS: memfs.New()}
+	f, _ := newFS(t, base)
+	ctx := context.Background()
+	write(t, f, ctx, "/open/x.txt", "x")
+	write(t, f, ctx, "/secret/s.txt", "s")
+	write(t, f, ctx, "/open0.txt", "s") // sorts after every path below /open
+	for _, p := range []string{"/secret/s.txt", "/open0.txt"} {
+		if err := f.SetTags(ctx, p, finOps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name string
+		want bool
+		asks bool // whether the backend is asked
+	}{
+		{"/open", true, false}, {"/open/x.txt", true, false}, {"/missing", true, false}, {"/secret.txt", true, false},
+		{"/", true, false}, {"/secret", false, true}, {"/secret/s.txt", false, true},
+	}
+	for _, c := range cases {
+		before := base.stats.Load()
+		got, err := f.VisibleTo(ctx, visBob, c.name)
+		if n := base.stats.Load() - before; err != nil || got != c.want || (n > 0) != c.asks {
+			t.Errorf("VisibleTo(bob, %s) = %v, %v with %d stats; want %v, asking the backend: %v", c.name, got, err, n, c.want, c.asks)
+		}
+	}
+}
+
+// countingFS counts the Stat calls that reach a backend.
+type countingFS struct {
+	semfs.FS
+	stats atomic.Int64
+}
+
+func (c *countingFS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	c.stats.Add(1)
+	return c.FS.Stat(ctx, name)
+}
+
+func (c *countingFS) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
+	return semfs.WriteFile(ctx, c.FS, name, data, perm)
+}
+
+func (c *countingFS) Rename(ctx context.Context, oldname, newname string) error {
+	return semfs.Rename(ctx, c.FS, oldname, newname)
 }
