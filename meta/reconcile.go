@@ -31,9 +31,12 @@ type ReconcileOptions struct {
 }
 
 // batchItems and batchBytes bound one store transaction of Reconcile.
-const (
-	batchItems = 1024
-	batchBytes = 16 << 20
+// Small files fill batches by count: each batch is a postings segment per
+// kind (to merge later) and a commit, and 8192 files cost about a tenth
+// less CPU than 1024 on 100 000 notes of 440 bytes.
+var (
+	batchItems = 8192     // a test lowers it to write many batches
+	batchBytes = 16 << 20 // bytes read
 )
 
 // Reconcile brings the store in line with the base FS (files written,
@@ -231,7 +234,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		rep.Bytes += res.bytes
 		batch = append(batch, res)
 		batchSize += res.bytes
-		if len(batch) >= batchItems || batchSize >= batchBytes {
+		if len(batch) >= batchItems || batchSize >= int64(batchBytes) {
 			flush()
 		}
 	}

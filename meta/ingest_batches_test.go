@@ -1,0 +1,128 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/memfs"
+)
+
+// Reconcile writes batch N while the store prepares batch N+1: with
+// batches of seven files, an import, a reconcile of changes and a
+// reindex each go through many batches, and every file ends up indexed
+// once, with its latest bytes.
+func TestReconcileManyBatches(t *testing.T) {
+	defer func(n int) { batchItems = n }(batchItems)
+	batchItems = 7
+	ctx := context.Background()
+	base := memfs.New()
+	note := func(i int, word string) {
+		p := fmt.Sprintf("/d%d/f%02d.md", i%3, i)
+		if err := semfs.WriteFile(ctx, base, p, fmt.Appendf(nil, "note %d about %s\n", i, code(word, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 60 {
+		note(i, "kestrel")
+	}
+	if code("osprey", 65) != "cnosprey" {
+		t.Fatal(code("osprey", 65))
+	}
+	ix, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f, err := New(base, ix, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	find := func(word string) []string {
+		t.Helper()
+		hits, err := ix.SearchChunks(ctx, index.QueryTokens(word), index.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Path)
+		}
+		return out
+	}
+	check := func(files int) {
+		t.Helper()
+		r, err := ix.Check(ctx, false)
+		if err != nil || r.Files != files || r.Chunks != files || r.Pending != 0 || len(r.Problems) > 0 {
+			t.Fatalf("check: %+v %v, want %d files", r, err, files)
+		}
+	}
+	rep, err := f.Reconcile(ctx, ReconcileOptions{})
+	if err != nil || rep.Added != 60 {
+		t.Fatalf("import: %+v %v", rep, err)
+	}
+	check(60)
+	for i := range 60 {
+		if got, want := find(code("kestrel", i)), []string{fmt.Sprintf("/d%d/f%02d.md", i%3, i)}; !slices.Equal(got, want) {
+			t.Fatalf("%s: %v, want %v", code("kestrel", i), got, want)
+		}
+	}
+	for i := range 9 {
+		note(i*5, "osprey")
+	}
+	for i := 60; i < 66; i++ {
+		note(i, "osprey")
+	}
+	for _, i := range []int{1, 2, 3, 4} {
+		if err := semfs.Remove(ctx, base, fmt.Sprintf("/d%d/f%02d.md", i%3, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err = f.Reconcile(ctx, ReconcileOptions{})
+	if err != nil || rep.Added != 6 || rep.Updated != 9 || rep.Removed != 4 || rep.Unchanged != 47 {
+		t.Fatalf("reconcile: %+v %v", rep, err)
+	}
+	check(62)
+	if got := find(code("kestrel", 10)); len(got) != 0 {
+		t.Errorf("replaced text still found: %v", got)
+	}
+	if got := find(code("osprey", 10)); !slices.Equal(got, []string{"/d1/f10.md"}) {
+		t.Errorf("osprey10: %v", got)
+	}
+	if got := find(code("kestrel", 3)); len(got) != 0 {
+		t.Errorf("removed file still found: %v", got)
+	}
+	if got := find(code("osprey", 65)); !slices.Equal(got, []string{"/d2/f65.md"}) {
+		t.Errorf("osprey65: %v", got)
+	}
+	rep, err = f.Reindex(ctx, ReconcileOptions{})
+	if err != nil || rep.Updated != 62 {
+		t.Fatalf("reindex: %+v %v", rep, err)
+	}
+	check(62)
+	for i := range 66 {
+		word, want := "kestrel", []string{fmt.Sprintf("/d%d/f%02d.md", i%3, i)}
+		switch {
+		case i >= 1 && i <= 4:
+			want = nil
+		case i%5 == 0 && i < 45 || i >= 60:
+			word = "osprey"
+		}
+		if got := find(code(word, i)); !slices.Equal(got, want) {
+			t.Errorf("after reindex, %s: %v, want %v", code(word, i), got, want)
+		}
+	}
+}
+
+// code is two letters for i followed by word: one word to the tokenizer
+// (which splits a number off) that stemming leaves distinct.
+func code(word string, i int) string {
+	return fmt.Sprintf("%c%c%s", 'a'+i/26, 'a'+i%26, word)
+}
