@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,39 +21,31 @@ const DefaultCloseDelay = 100 * time.Millisecond
 // many closes.
 const closeBatch = 256
 
-// maxKickDelay bounds how long a stream of closes that never pauses for
-// CloseDelay keeps the drain workers from being told of its vectors.
-const maxKickDelay = 5 * time.Second
-
 // closes holds the closes whose rows are not stored yet when
 // Options.CloseDelay defers them. A committer goroutine stores them in
 // batches, one transaction per batch: once no close arrived for a
 // twentieth of CloseDelay (5 ms by default, so a lone close is stored
 // almost at once), when closeBatch are waiting, or when the oldest has
-// waited CloseDelay.
-// Every surface that reads rows calls flush first, so none observes the
-// lag.
+// waited CloseDelay. Every surface that reads rows calls flushCloses
+// first, so none observes the lag; Options.CloseJournal keeps them across
+// a crash.
 type closes struct {
 	mu      sync.Mutex
-	pending []closed  // in the order closed; a path appears once
-	newest  time.Time // when the last close arrived
-	stopped bool      // the committer ended: add refuses
+	pending []closed      // in the order closed; a path appears once
+	newest  time.Time     // when the last close arrived
+	stopped bool          // the committer ended: add refuses
+	journal *closeJournal // Options.CloseJournal, or nil
+	log     *slog.Logger
 
 	// run is held while a batch is read and committed, by the committer
 	// or a flush: whoever holds it has every close taken before it
 	// stored.
 	run sync.Mutex
 
-	unflushed atomic.Int64  // closes taken or pending, not yet stored
-	owed      atomic.Uint32 // spaces (owedContent, owedTags) whose drain worker was not told yet
+	unflushed atomic.Int64 // closes taken or pending, not yet stored
 	wake      chan struct{}
 	done      chan struct{} // the committer ended
 }
-
-const (
-	owedContent = 1 << iota
-	owedTags
-)
 
 // closed is one deferred close: the file's path and its writer's
 // created_by, captured when it was closed.
@@ -94,6 +87,7 @@ func (c *closes) add(p, creator string, now time.Time) bool {
 	if !found {
 		c.pending = append(c.pending, closed{path: p, creator: creator, at: now})
 		c.unflushed.Add(1)
+		c.record(p, creator)
 	}
 	c.newest = now
 	c.mu.Unlock()
@@ -112,6 +106,7 @@ func (c *closes) rename(o, n string) {
 	for i, d := range c.pending {
 		if semfs.HasPrefix(d.path, o) {
 			c.pending[i].path = n + d.path[len(o):]
+			c.record(c.pending[i].path, d.creator)
 		}
 	}
 	// A close of the target (replaced by the rename) and one moved onto it
@@ -129,6 +124,28 @@ func (c *closes) rename(o, n string) {
 	clear(c.pending[len(kept):])
 	c.pending = kept
 	c.mu.Unlock()
+}
+
+// record writes a close to the journal, if any; the caller holds c.mu.
+func (c *closes) record(p, creator string) {
+	if c.journal == nil {
+		return
+	}
+	if err := c.journal.record(p, creator); err != nil {
+		c.log.Warn("semfs could not record a close in its journal; if the daemon dies before the close is stored, the file's created_by is lost", "path", p, "err", err)
+	}
+}
+
+// stored counts n closes as stored and empties the journal once nothing
+// is pending.
+func (c *closes) stored(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unflushed.Add(-int64(n)) == 0 && len(c.pending) == 0 && c.journal != nil {
+		if err := c.journal.reset(); err != nil {
+			c.log.Warn("semfs could not empty its close journal", "err", err)
+		}
+	}
 }
 
 // has reports whether a close of p is pending.
@@ -186,35 +203,12 @@ func (f *FS) commitCloses() {
 		c.mu.Unlock()
 		f.flushCloses(ctx, nil)
 	}
-	var owedAt time.Time // when the drain workers were first owed a word
 	for {
-		var quiet *time.Timer
-		var quietC <-chan time.Time
-		if c.owed.Load() != 0 {
-			if owedAt.IsZero() {
-				owedAt = time.Now()
-			}
-			wait := min(f.opts.CloseDelay, time.Until(owedAt.Add(maxKickDelay)))
-			if wait <= 0 {
-				f.kickWorkers()
-				owedAt = time.Time{}
-				continue
-			}
-			quiet = time.NewTimer(wait)
-			quietC = quiet.C
-		}
 		select {
 		case <-f.stop:
 			stop()
 			return
-		case <-quietC:
-			f.kickWorkers()
-			owedAt = time.Time{}
-			continue
 		case <-c.wake:
-		}
-		if quiet != nil {
-			quiet.Stop()
 		}
 		for {
 			wait, any := c.due(time.Now(), f.opts.CloseDelay)
@@ -295,7 +289,7 @@ func (f *FS) storeCloses(ctx context.Context, batch []closed) {
 	if len(batch) == 0 {
 		return
 	}
-	defer f.closes.unflushed.Add(-int64(len(batch)))
+	defer f.closes.stored(len(batch))
 	saves := make([]*save, 0, len(batch))
 	for _, d := range batch {
 		if s := f.prepareSave(ctx, d.path, d.creator); s != nil {
@@ -327,38 +321,15 @@ func (f *FS) storeCloses(ctx context.Context, batch []closed) {
 			}
 		}
 	}
-	// The drain workers are told once no close arrived for CloseDelay
-	// (commitCloses): embedding beside a stream of writes takes the cores
-	// the writer needs, and the vectors are not wanted before the burst
-	// ends.
-	var owe uint32
-	if content {
-		owe |= owedContent
-	}
-	if tags {
-		owe |= owedTags
-	}
-	if owe != 0 {
-		f.closes.owed.Or(owe)
-		select {
-		case f.closes.wake <- struct{}{}: // a flush stored these: the committer tells the workers
-		default:
+	// Once per batch: the daemon wakes a drain worker only once saves
+	// pause, so that embedding does not run beside a stream of writes.
+	if f.opts.Deferred != nil {
+		if content && f.opts.Spaces.Content != nil {
+			f.opts.Deferred(embedding.SpaceContent)
 		}
-	}
-}
-
-// kickWorkers tells the drain workers of the vectors the stored closes
-// left missing.
-func (f *FS) kickWorkers() {
-	owe := f.closes.owed.Swap(0)
-	if f.opts.Deferred == nil {
-		return
-	}
-	if owe&owedContent != 0 && f.opts.Spaces.Content != nil {
-		f.opts.Deferred(embedding.SpaceContent)
-	}
-	if owe&owedTags != 0 && f.opts.Spaces.Tags != nil {
-		f.opts.Deferred(embedding.SpaceTags)
+		if tags && f.opts.Spaces.Tags != nil {
+			f.opts.Deferred(embedding.SpaceTags)
+		}
 	}
 }
 

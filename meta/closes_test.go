@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
-	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/memfs"
@@ -333,55 +332,64 @@ func TestDeferredCloseCrash(t *testing.T) {
 	}
 }
 
-// TestDeferredClosesKickWorkersWhenQuiet: the drain workers are told of
-// the vectors a stream of closes left missing once the stream pauses for
-// CloseDelay, not while it runs beside them.
-func TestDeferredClosesKickWorkersWhenQuiet(t *testing.T) {
-	const delay = time.Second
-	var mu sync.Mutex
-	var kicks []time.Time
-	f, _ := newFSOpts(t, nil, func(o *meta.Options) {
-		o.CloseDelay = delay
-		o.Deferred = func(space string) {
-			if space == embedding.SpaceContent {
-				mu.Lock()
-				kicks = append(kicks, time.Now())
-				mu.Unlock()
-			}
-		}
-	})
-	for i := range 300 {
-		closeWrite(t, f, as("app"), fmt.Sprintf("/k/f%03d.txt", i), fmt.Sprintf("text of file %d\n", i))
-		if i == 150 {
-			// Mid-stream, a search stores the pending closes: still no word
-			// to the workers while the stream goes on.
-			if _, err := f.Search(context.Background(), semfs.SearchRequest{Query: "text"}, func(semfs.SearchHit) error { return nil }); err != nil {
-				t.Fatal(err)
-			}
+// TestDeferredCloseCrashJournal: with a close journal, the next process
+// stores the closes a killed one left unstored, with their writers as
+// created_by — also for a file renamed after its close — and skips those
+// of files gone since.
+func TestDeferredCloseCrashJournal(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "closes.journal")
+	base := memfs.New()
+	ix, err := sqlite.Open(context.Background(), filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	dead, err := meta.New(base, ix, meta.Options{Logger: quiet, CloseDelay: time.Hour, CloseJournal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeWrite(t, dead, as("ghost"), "/c/kept.txt", "kept\n")
+	closeWrite(t, dead, as("mover"), "/c/before.txt", "moved\n")
+	if err := dead.Rename(context.Background(), "/c/before.txt", "/c/after.txt"); err != nil {
+		t.Fatal(err)
+	}
+	closeWrite(t, dead, as("ghost"), "/c/removed.txt", "removed\n")
+	if err := base.Remove(context.Background(), "/c/removed.txt"); err != nil { // behind the layer, as a crash's loss would
+		t.Fatal(err)
+	}
+	closeWrite(t, dead, as("ghost"), "/c/late.txt", "late\n")
+	noRow(t, ix, "/c/late.txt", "before the crash")
+	// The crash: the dead layer is never closed; the next one opens the
+	// same journal, store and base.
+	next, err := meta.New(base, ix, meta.Options{Logger: quiet, CloseDelay: time.Hour, CloseJournal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	for p, want := range map[string]string{"/c/kept.txt": "kept\n", "/c/late.txt": "late\n"} {
+		if r, err := ix.File(context.Background(), p); err != nil || r.CreatedBy != "ghost" || r.Hash != hashHex(want) {
+			t.Errorf("%s after the restart: row %+v, %v; want created_by ghost and its bytes", p, r, err)
 		}
 	}
-	end := time.Now()
-	deadline := end.Add(delay + 3*time.Second)
-	for {
-		mu.Lock()
-		n := len(kicks)
-		var first time.Time
-		if n > 0 {
-			first = kicks[0]
-		}
-		mu.Unlock()
-		if n > 0 {
-			if first.Before(end) {
-				t.Fatalf("the content worker was told at %v, before the stream ended at %v", first, end)
-			}
-			if f.Unflushed() != 0 {
-				t.Fatalf("workers told with %d closes unstored", f.Unflushed())
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the content worker was not told within %v after the stream ended", time.Since(end))
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The rename stored /c/before.txt's row before moving it.
+	if r, err := ix.File(context.Background(), "/c/after.txt"); err != nil || r.CreatedBy != "mover" || r.Hash != hashHex("moved\n") {
+		t.Errorf("/c/after.txt after the restart: row %+v, %v", r, err)
+	}
+	noRow(t, ix, "/c/removed.txt", "after the restart")
+	noRow(t, ix, "/c/before.txt", "after the restart")
+	if data, err := os.ReadFile(journal); err != nil || len(data) != 0 {
+		t.Errorf("journal after the restart holds %q (%v); want it emptied", data, err)
+	}
+	// The next process's own deferred closes are journalled again.
+	closeWrite(t, next, as("third"), "/c/new.txt", "new\n")
+	if data, err := os.ReadFile(journal); err != nil || len(data) == 0 {
+		t.Errorf("journal after a deferred close holds %q (%v)", data, err)
+	}
+	if err := next.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(journal); err != nil || len(data) != 0 {
+		t.Errorf("journal after a flush holds %q (%v); want it emptied", data, err)
 	}
 }

@@ -45,6 +45,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"iter"
@@ -90,6 +91,12 @@ type Options struct {
 	// after (see the package doc); DefaultCloseDelay suits a FUSE mount.
 	// Zero: Close returns once the row is stored.
 	CloseDelay time.Duration
+	// CloseJournal, if set, is a host file where deferred closes are
+	// recorded until their rows are stored. New stores the closes a
+	// killed process left in it, with their writers as created_by;
+	// without it those files are indexed by Reconcile as written by an
+	// unknown writer.
+	CloseJournal string
 	// Changed, if set, is called after each change of the base's files
 	// made through the layer, with the context of the call that made it,
 	// before the index is updated — so that a front end caching the tree
@@ -199,12 +206,46 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 	if err := f.vis.load(context.Background(), store); err != nil {
 		return nil, err
 	}
+	if opts.CloseJournal != "" {
+		if err := f.openCloseJournal(context.Background()); err != nil {
+			return nil, err
+		}
+	}
 	f.stopped.Add(1)
 	go f.indexer()
 	if f.deferCloses() {
 		f.startCloses()
 	}
 	return f, nil
+}
+
+// openCloseJournal stores the closes a previous process recorded in
+// Options.CloseJournal and did not store, then keeps the journal for this
+// one's deferred closes.
+func (f *FS) openCloseJournal(ctx context.Context) error {
+	j, left, err := openCloseJournal(f.opts.CloseJournal)
+	if err != nil {
+		return err
+	}
+	f.closes.log = f.log
+	if len(left) > 0 {
+		f.closes.unflushed.Add(int64(len(left)))
+		for len(left) > 0 {
+			n := min(len(left), closeBatch)
+			f.storeCloses(ctx, left[:n])
+			left = left[n:]
+		}
+		f.log.Info("stored the closes a previous process left unstored", "journal", f.opts.CloseJournal)
+	}
+	if err := j.reset(); err != nil {
+		j.close()
+		return fmt.Errorf("meta: emptying the close journal: %w", err)
+	}
+	if !f.deferCloses() {
+		return j.close()
+	}
+	f.closes.journal = j
+	return nil
 }
 
 // Close stores the rows of closed files still waiting (CloseDelay) and
@@ -215,6 +256,9 @@ func (f *FS) Close() error {
 		close(f.stop)
 		if f.deferCloses() {
 			<-f.closes.done
+			if f.closes.journal != nil {
+				f.closes.journal.close()
+			}
 		}
 		f.stopped.Wait()
 	})
