@@ -331,8 +331,15 @@ func TestEncodeDecode(t *testing.T) {
 }
 
 // Compact gives exactly what decoding the encoded segment gives, for
-// both kinds, an empty segment and ids that do not ascend.
+// both kinds, an empty segment and ids that do not ascend, with the terms
+// encoded ahead (EncodeTerms, before the ids are set) or not.
 func TestCompactEqualsDecode(t *testing.T) {
+	for _, ahead := range []bool{false, true} {
+		t.Run(fmt.Sprint("ahead=", ahead), func(t *testing.T) { testCompact(t, ahead) })
+	}
+}
+
+func testCompact(t *testing.T, ahead bool) {
 	r := rand.New(rand.NewPCG(9, 10))
 	text := build(corpus(r, 80, 500))
 	text.IDs[3] = 1
@@ -345,8 +352,17 @@ func TestCompactEqualsDecode(t *testing.T) {
 	empty := NewBuilder(Text).Segment()
 	for _, s := range []*Segment{text, tri, empty} {
 		want, err := Decode(s.Encode())
+		if ahead {
+			ids := s.IDs
+			s.IDs = make([]uint32, len(ids)) // not set yet
+			s.EncodeTerms()
+			s.IDs = ids
+		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Equal(s.Encode(), want.Encode()) {
+			t.Fatalf("kind %d: encodes differently", s.Kind)
 		}
 		got := s.Compact()
 		same := got.Kind == want.Kind && slices.Equal(got.IDs, want.IDs) && slices.Equal(got.PathLen, want.PathLen) &&

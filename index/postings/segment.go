@@ -50,6 +50,17 @@ type Segment struct {
 	// The terms of a decoded segment stay in raw too (no string per term
 	// per segment): raw[tpos[i]:] is term i's length and bytes.
 	tpos []uint32
+
+	// pre is the encoded terms section, made ahead by EncodeTerms.
+	pre *encodedTerms
+}
+
+// encodedTerms is the terms section of an encoding (it does not depend
+// on the ids), with tpos and toffs relative to its start.
+type encodedTerms struct {
+	b           []byte
+	tpos, toffs []uint32
+	dfs         []uint32
 }
 
 // Len is the number of documents in s.
@@ -426,16 +437,32 @@ func (s *Segment) Compact() *Segment {
 	if s.raw != nil {
 		return s
 	}
-	c := &Segment{Kind: s.Kind, IDs: s.IDs, PathLen: s.PathLen, BodyLen: s.BodyLen,
-		tpos: make([]uint32, 0, len(s.terms)), toffs: make([]uint32, 0, len(s.terms)), dfs: make([]uint32, 0, len(s.terms))}
+	c := &Segment{Kind: s.Kind, IDs: s.IDs, PathLen: s.PathLen, BodyLen: s.BodyLen}
 	c.raw = s.encode(c)
 	return c
 }
 
-// encode is Encode; with c, it appends to c.tpos, c.toffs and c.dfs the
+// EncodeTerms encodes the terms and their postings now, so that a later
+// Encode or Compact, once the ids are set, only writes the documents and
+// copies them: a store prepares a segment on every core before its single
+// writer assigns ids.
+func (s *Segment) EncodeTerms() {
+	if s.raw == nil && s.pre == nil {
+		s.pre = s.encodeTerms(nil)
+	}
+}
+
+// encode is Encode; with c, it sets c.tpos, c.toffs and c.dfs to the
 // positions Decode finds.
 func (s *Segment) encode(c *Segment) []byte {
-	out := make([]byte, 0, 16+5*len(s.IDs)+8*len(s.terms)+4*len(s.docs))
+	pre := s.pre
+	size := 16 + 5*len(s.IDs)
+	if pre == nil {
+		size += 8*len(s.terms) + 4*len(s.docs)
+	} else {
+		size += len(pre.b)
+	}
+	out := make([]byte, 0, size)
 	out = append(out, magic...)
 	out = append(out, byte(s.Kind))
 	out = binary.AppendUvarint(out, uint64(len(s.IDs)))
@@ -450,19 +477,44 @@ func (s *Segment) encode(c *Segment) []byte {
 			out = binary.AppendUvarint(out, uint64(s.BodyLen[i]))
 		}
 	}
+	if pre == nil {
+		pre = s.encodeTerms(out)
+		out = pre.b
+	} else {
+		out = append(out, pre.b...)
+	}
+	if c != nil {
+		base := uint32(len(out) - len(pre.b))
+		if s.pre == nil {
+			base = 0 // encodeTerms wrote after out's start
+		}
+		c.tpos, c.toffs = make([]uint32, len(pre.tpos)), make([]uint32, len(pre.toffs))
+		for i := range pre.tpos {
+			c.tpos[i], c.toffs[i] = base+pre.tpos[i], base+pre.toffs[i]
+		}
+		c.dfs = pre.dfs
+	}
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+// encodeTerms appends the terms section of s to out: the number of
+// terms, then each term with its postings (document gaps as uvarints,
+// and for Text the two frequencies). Positions are of the bytes
+// returned, out included.
+func (s *Segment) encodeTerms(out []byte) *encodedTerms {
+	e := &encodedTerms{tpos: make([]uint32, 0, len(s.terms)), toffs: make([]uint32, 0, len(s.terms)), dfs: make([]uint32, 0, len(s.terms))}
+	if out == nil {
+		out = make([]byte, 0, 8*len(s.terms)+4*len(s.docs))
+	}
 	out = binary.AppendUvarint(out, uint64(len(s.terms)))
 	for i, t := range s.terms {
-		if c != nil {
-			c.tpos = append(c.tpos, uint32(len(out)))
-		}
+		e.tpos = append(e.tpos, uint32(len(out)))
 		out = binary.AppendUvarint(out, uint64(len(t)))
 		out = append(out, t...)
 		a, b := s.offs[i], s.offs[i+1]
 		out = binary.AppendUvarint(out, uint64(b-a))
-		if c != nil {
-			c.toffs = append(c.toffs, uint32(len(out)))
-			c.dfs = append(c.dfs, b-a)
-		}
+		e.toffs = append(e.toffs, uint32(len(out)))
+		e.dfs = append(e.dfs, b-a)
 		last := uint32(0)
 		for j := a; j < b; j++ {
 			out = binary.AppendUvarint(out, uint64(s.docs[j]-last))
@@ -473,7 +525,8 @@ func (s *Segment) encode(c *Segment) []byte {
 			}
 		}
 	}
-	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	e.b = out
+	return e
 }
 
 // decoder reads an encoded segment, remembering the first error.

@@ -164,6 +164,9 @@ func Open(ctx context.Context, path string) (*Index, error) {
 			return nil, &fs.PathError{Op: "open index", Path: path, Err: err}
 		}
 	}
+	// temp_store(MEMORY): a bulk INSERT or an upsert writes a statement
+	// journal (to roll back that statement alone); in a temporary file,
+	// its pwrite calls took 1 of the writer's 6.7 CPU s on 100 000 small files.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + syncMode + ")&_pragma=temp_store(MEMORY)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

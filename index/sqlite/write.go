@@ -396,10 +396,14 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 		}()
 	}
 	wg.Wait()
-	if workers == 1 {
-		return texts[0], greps[0]
+	text, grep = texts[0], greps[0]
+	if workers > 1 {
+		text, grep = postings.Concat(texts), postings.Concat(greps)
 	}
-	return postings.Concat(texts), postings.Concat(greps)
+	// The encoding but for the ids, also off the write lock.
+	text.EncodeTerms()
+	grep.EncodeTerms()
+	return text, grep
 }
 
 // contentSize is the bytes prepare analyses for an item.
