@@ -17,9 +17,12 @@ func newSnapshot(app *App) *cobra.Command {
 		Short: "Write one archive of the tree's files, metadata and index",
 		Long: `snapshot writes one archive (gzip-compressed tar with a manifest of SHA-256
 checksums) holding the backing directory's files and a consistent copy of the
-index. When a daemon answers on the control socket it writes the archive
-(OUT is then a path on the daemon's host); otherwise the archive is made
-directly from --root and --index. The archive appears atomically.`,
+index. When a daemon answers on the control socket it writes the archive into
+a file this command creates beside OUT and passes to it; the daemon answers
+only an admin token's principal or a caller
+of uid 0 or the daemon's uid, and OUT may not be inside the mount. Otherwise
+the archive is made directly from --root and --index. The archive appears
+atomically.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := absPath(args[0])

@@ -26,8 +26,11 @@ import (
 	"log"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/wire"
@@ -95,6 +98,11 @@ func (c *Client) get(ctx context.Context) (*conn, error) {
 		return cn, nil
 	}
 	c.mu.Unlock()
+	return c.dial(ctx)
+}
+
+// dial opens a new connection.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
 	d := net.Dialer{Timeout: c.DialTimeout}
 	if d.Timeout == 0 {
 		d.Timeout = 5 * time.Second
@@ -285,12 +293,89 @@ func (c *Client) Doctor(ctx context.Context) (wire.Doctor, error) {
 	return out, err
 }
 
-// Snapshot asks the daemon to write a snapshot archive to out, a path on
-// the daemon's host.
-func (c *Client) Snapshot(ctx context.Context, out string) (wire.SnapshotResult, error) {
-	var res wire.SnapshotResult
-	err := c.Call(ctx, wire.OpSnapshot, wire.SnapshotArgs{Out: out}, &res)
-	return res, err
+// Snapshot writes a snapshot archive of the daemon's tree to out. The
+// client creates a temporary file beside out itself (with its own
+// permissions), passes its descriptor to the daemon, which writes the
+// archive into it, and renames it over out: the daemon opens no path.
+// The daemon answers only an admin token's principal, or a caller of uid
+// 0 or its own uid registered without a token; out may not be inside the
+// mount.
+func (c *Client) Snapshot(ctx context.Context, out string) (res wire.SnapshotResult, err error) {
+	if c.NoOp() {
+		return res, fmt.Errorf("%w: no socket configured (SEMFS_SOCKET is unset)", ErrUnavailable)
+	}
+	out, err = filepath.Abs(out)
+	if err != nil {
+		return res, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".semfs-snapshot-*")
+	if err != nil {
+		return res, fmt.Errorf("snapshot: %w", err)
+	}
+	defer func() {
+		tmp.Close()
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	args, err := json.Marshal(wire.SnapshotArgs{Out: out, FD: true})
+	if err != nil {
+		return res, err
+	}
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.mu.Unlock()
+	line, err := json.Marshal(wire.Request{V: wire.Version, ID: id, Op: wire.OpSnapshot, Args: args})
+	if err != nil {
+		return res, err
+	}
+	// A connection of its own: the descriptor goes with the line's bytes.
+	cn, err := c.dial(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer cn.c.Close()
+	uc, ok := cn.c.(*net.UnixConn)
+	if !ok {
+		return res, errors.New("snapshot: the socket is not a Unix socket")
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		uc.SetDeadline(dl)
+	}
+	rights := unix.UnixRights(int(tmp.Fd()))
+	if _, _, err := uc.WriteMsgUnix(append(line, '\n'), rights, nil); err != nil {
+		return res, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.path, err)
+	}
+	b, err := cn.r.ReadBytes('\n')
+	if err != nil {
+		return res, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.path, err)
+	}
+	var resp wire.Response
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return res, err
+	}
+	if resp.Error != nil {
+		return res, resp.Error.Err()
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		return res, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return res, err
+	}
+	if err := tmp.Close(); err != nil {
+		return res, err
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return res, err
+	}
+	if d, err := os.Open(filepath.Dir(out)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	res.Out = out
+	return res, nil
 }
 
 // WaitReady polls Health until the daemon answers ready or ctx is done.

@@ -62,6 +62,9 @@ func runSession() int {
 				fmt.Printf("search hit %s\n", h.Path)
 			}
 			fmt.Printf("search: %d hits, err %v\n", len(hits), err)
+		case "snapshot":
+			_, err := c.Snapshot(ctx, arg)
+			fmt.Printf("snapshot: err %v\n", err)
 		case "public":
 			st, err := c.Stat(ctx, arg)
 			if err == nil {

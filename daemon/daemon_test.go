@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 		os.Exit(runApp())
 	case "session":
 		os.Exit(runSession())
+	case "connector":
+		os.Exit(runConnector())
+	case "holder":
+		os.Exit(runHolder())
 	}
 	os.Exit(m.Run())
 }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/wire"
@@ -79,10 +82,16 @@ func (m *Main) opRegister(ctx context.Context, p *peer, args json.RawMessage) (a
 	if !validApp(reg.app) {
 		return nil, semfs.PathErr("register", "/", semfs.ErrInvalid, "app must be 1 to 128 printable characters")
 	}
-	if err := m.apps.register(p.pid, reg); err != nil {
+	if p.gone {
+		return nil, semfs.PathErr("register", "/", semfs.ErrPermission, errGone.Error())
+	}
+	if err := m.apps.register(p.proc, reg); err != nil {
+		if errors.Is(err, errGone) {
+			return nil, semfs.PathErr("register", "/", semfs.ErrPermission, err.Error())
+		}
 		return nil, err
 	}
-	pr := m.apps.Principal(uint32(p.pid), p.uid, p.gid)
+	pr := m.sock.principal(p)
 	m.log.Info("registered app", "app", reg.app, "pid", p.pid, "uid", p.uid, "principal", pr.ID)
 	return wire.RegisterResult{Pid: p.pid, App: reg.app, Principal: pr.ID, Groups: pr.Groups}, nil
 }
@@ -377,18 +386,98 @@ func (m *Main) opRename(ctx context.Context, p *peer, args json.RawMessage) (any
 	return nil, semfs.Rename(ctx, m.served, a.Old, a.New)
 }
 
+// opSnapshot writes an archive of the whole tree, every file whoever may
+// see it, so only a caller that may read everything gets one: a principal
+// of an admin token, or a caller of uid 0 or the daemon's own uid (which
+// can read the backing directory anyway) that did not register with a
+// token without admin. The archive goes into a descriptor the caller
+// passed (args.FD), which the daemon never opens by name; or, for a
+// caller of uid 0 or the daemon's uid only, to the path args.Out. Never
+// into the mount, where the daemon's own write would make it a public
+// file.
 func (m *Main) opSnapshot(ctx context.Context, p *peer, args json.RawMessage) (any, error) {
 	var a wire.SnapshotArgs
 	if err := decode("snapshot", args, &a); err != nil {
 		return nil, err
 	}
-	if a.Out == "" {
-		return nil, badArgs("snapshot", errors.New("out is required"))
+	var out *os.File
+	if a.FD {
+		fd := p.takeFD()
+		if fd < 0 {
+			return nil, badArgs("snapshot", errors.New("fd is set but no descriptor came with the request; send it as SCM_RIGHTS with the request line"))
+		}
+		out = os.NewFile(uintptr(fd), "snapshot output")
+		defer out.Close()
+	} else if a.Out == "" {
+		return nil, badArgs("snapshot", errors.New("out is required (or fd with a descriptor)"))
 	}
 	if m.stack == nil {
 		return nil, unsupported("snapshot", "backing directory (it serves a tree given in code)")
 	}
-	return m.Snapshot(ctx, a.Out)
+	if err := m.snapshottable(); err != nil {
+		return nil, err
+	}
+	pr, _ := semfs.PrincipalFrom(ctx)
+	host := p.uid == 0 || p.uid == uint32(os.Getuid())
+	if !pr.Admin && !(host && pr.ID == uidID(p.uid)) {
+		return nil, semfs.PathErr("snapshot", "/", semfs.ErrPermission,
+			"an archive holds every file, whoever may see it: it needs an admin token (register with one), or a caller of uid 0 or the daemon's own uid registered without a token")
+	}
+	if out == nil {
+		if !host {
+			return nil, semfs.PathErr("snapshot", "/", semfs.ErrPermission,
+				"the daemon writes an archive to a path only for a caller of uid 0 or its own uid; open the output file yourself and pass its descriptor (fd), as the Go client's Snapshot and `semfs snapshot` do")
+		}
+		abs, err := filepath.Abs(a.Out)
+		if err != nil {
+			return nil, badArgs("snapshot", err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Dir(abs), &st); err != nil {
+			return nil, semfs.PathErr("snapshot", "/", semfs.ErrNotExist, fmt.Sprintf("the directory of %s: %v", abs, err))
+		}
+		if err := m.outsideMount(st.Dev); err != nil {
+			return nil, err
+		}
+		return m.Snapshot(ctx, abs)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(out.Fd()), &st); err != nil {
+		return nil, err
+	}
+	mode, err := unix.FcntlInt(out.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || mode&unix.O_ACCMODE == unix.O_RDONLY {
+		return nil, semfs.PathErr("snapshot", "/", semfs.ErrInvalid, "the descriptor passed must be a regular file open for writing")
+	}
+	if err := m.outsideMount(st.Dev); err != nil {
+		return nil, err
+	}
+	res, err := writeArchive(ctx, out, m.Config.Data, m.Config.Index)
+	if err == nil {
+		err = out.Sync()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Out = a.Out
+	return res, nil
+}
+
+// outsideMount refuses an archive on device dev when that is the mount's.
+func (m *Main) outsideMount(dev uint64) error {
+	dir := m.mountDir()
+	if dir == "" {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil || st.Dev != dev {
+		return nil
+	}
+	return semfs.PathErr("snapshot", "/", semfs.ErrInvalid, fmt.Sprintf(
+		"the archive would be written into the mount %s, where it would be an ordinary file other callers may read; write it outside the mount (e.g. /var/backups/semfs)", dir))
 }
 
 func (m *Main) opDoctor(ctx context.Context, p *peer, args json.RawMessage) (any, error) {

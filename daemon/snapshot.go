@@ -55,13 +55,22 @@ type ManifestEntry struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Snapshot writes an archive of the running daemon's tree to out.
+// Snapshot writes an archive of the running daemon's tree to out. It
+// checks no caller: the control socket's op does (see opSnapshot).
 func (m *Main) Snapshot(ctx context.Context, out string) (wire.SnapshotResult, error) {
-	if m.Config.IndexIsPostgres() || m.Config.Store != "" {
-		return wire.SnapshotResult{}, semfs.PathErr("snapshot", "/", semfs.ErrInvalid,
-			"snapshots archive the embedded default (a backing directory and a SQLite index); a tree on PostgreSQL and an object store is backed up with pg_dump and the bucket's own versioning or replication")
+	if err := m.snapshottable(); err != nil {
+		return wire.SnapshotResult{}, err
 	}
 	return WriteSnapshot(ctx, out, m.Config.Data, m.Config.Index)
+}
+
+// snapshottable says why the daemon's tree cannot be archived, if so.
+func (m *Main) snapshottable() error {
+	if m.Config.IndexIsPostgres() || m.Config.Store != "" {
+		return semfs.PathErr("snapshot", "/", semfs.ErrInvalid,
+			"snapshots archive the embedded default (a backing directory and a SQLite index); a tree on PostgreSQL and an object store is backed up with pg_dump and the bucket's own versioning or replication")
+	}
+	return nil
 }
 
 // WriteSnapshot writes an archive of the backing directory dataDir and the
@@ -84,7 +93,28 @@ func WriteSnapshot(ctx context.Context, out, dataDir, indexPath string) (res wir
 			os.Remove(tmp.Name())
 		}
 	}()
-	gz := gzip.NewWriter(tmp)
+	if res, err = writeArchive(ctx, tmp, dataDir, indexPath); err != nil {
+		return res, err
+	}
+	if err = tmp.Sync(); err != nil {
+		return res, err
+	}
+	if err = tmp.Close(); err != nil {
+		return res, err
+	}
+	if err = os.Rename(tmp.Name(), out); err != nil {
+		return res, err
+	}
+	syncDir(filepath.Dir(out))
+	res.Out = out
+	return res, nil
+}
+
+// writeArchive writes the archive of dataDir and indexPath to w. The
+// index copy is made in a temporary file beside the index (or in the
+// system's temporary directory when that is not writable).
+func writeArchive(ctx context.Context, w io.Writer, dataDir, indexPath string) (res wire.SnapshotResult, err error) {
+	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	man := Manifest{Format: SnapshotFormat, Version: SnapshotVersion, Created: time.Now().UTC()}
 	add := func(name, src string) error {
@@ -144,7 +174,16 @@ func WriteSnapshot(ctx context.Context, out, dataDir, indexPath string) (res wir
 		return res, fmt.Errorf("snapshot: archiving data: %w", err)
 	}
 	if _, serr := os.Stat(indexPath); serr == nil {
-		copyPath := tmp.Name() + ".index"
+		ct, cerr := os.CreateTemp(filepath.Dir(indexPath), ".semfs-snapshot-*.index")
+		if cerr != nil {
+			ct, cerr = os.CreateTemp("", ".semfs-snapshot-*.index")
+		}
+		if cerr != nil {
+			return res, fmt.Errorf("snapshot: a temporary copy of the index: %w", cerr)
+		}
+		copyPath := ct.Name()
+		ct.Close()
+		os.Remove(copyPath) // VACUUM INTO makes the file itself
 		defer os.Remove(copyPath)
 		if err = vacuumInto(ctx, indexPath, copyPath); err != nil {
 			return res, fmt.Errorf("snapshot: copying the index: %w", err)
@@ -175,17 +214,6 @@ func WriteSnapshot(ctx context.Context, out, dataDir, indexPath string) (res wir
 	if err = gz.Close(); err != nil {
 		return res, err
 	}
-	if err = tmp.Sync(); err != nil {
-		return res, err
-	}
-	if err = tmp.Close(); err != nil {
-		return res, err
-	}
-	if err = os.Rename(tmp.Name(), out); err != nil {
-		return res, err
-	}
-	syncDir(filepath.Dir(out))
-	res.Out = out
 	return res, nil
 }
 

@@ -25,10 +25,76 @@ import (
 // handler runs one op for a peer.
 type handler func(ctx context.Context, p *peer, args json.RawMessage) (any, error)
 
-// peer is one connection's identity from SO_PEERCRED.
+// peer is one connection's identity: the credentials of SO_PEERCRED and
+// the process that connected, pinned at accept by pid and start time (with
+// SO_PEERPIDFD, so the start time read is that process's). Once that
+// process is gone, its pid may belong to anyone: the connection then acts
+// as its uid with no groups and may not register.
 type peer struct {
 	pid      int32
 	uid, gid uint32
+	proc     procID
+	gone     bool // the connecting process had exited by accept
+	// fds holds descriptors received as SCM_RIGHTS and not taken yet.
+	fds []int
+}
+
+// maxFDs bounds the descriptors a connection may have waiting.
+const maxFDs = 4
+
+// takeFD returns the oldest descriptor received on the connection, or -1.
+func (p *peer) takeFD() int {
+	if len(p.fds) == 0 {
+		return -1
+	}
+	fd := p.fds[0]
+	p.fds = p.fds[1:]
+	return fd
+}
+
+// closeFDs closes the descriptors received and not taken.
+func (p *peer) closeFDs() {
+	for _, fd := range p.fds {
+		unix.Close(fd)
+	}
+	p.fds = nil
+}
+
+// msgReader reads a connection keeping the descriptors sent with its
+// bytes (SCM_RIGHTS) in p.fds. A descriptor arrives with the first byte of
+// the write that carried it, so it is queued by the time the request line
+// holding that byte is read.
+type msgReader struct {
+	c   *net.UnixConn
+	p   *peer
+	oob []byte
+}
+
+func (r *msgReader) Read(b []byte) (int, error) {
+	n, oobn, _, _, err := r.c.ReadMsgUnix(b, r.oob)
+	if n < 0 {
+		n = 0
+	}
+	if oobn > 0 {
+		msgs, perr := unix.ParseSocketControlMessage(r.oob[:oobn])
+		if perr == nil {
+			for _, m := range msgs {
+				fds, err := unix.ParseUnixRights(&m)
+				if err != nil {
+					continue
+				}
+				for _, fd := range fds {
+					if len(r.p.fds) >= maxFDs {
+						unix.Close(fd)
+						continue
+					}
+					unix.CloseOnExec(fd)
+					r.p.fds = append(r.p.fds, fd)
+				}
+			}
+		}
+	}
+	return n, err
 }
 
 // socketServer serves the control socket: JSON lines, one response per
@@ -124,7 +190,10 @@ func (s *socketServer) close() {
 	os.Remove(s.path)
 }
 
-func peerOf(c net.Conn) (*peer, error) {
+// peerOf returns the identity of c's peer. Without SO_PEERPIDFD (kernels
+// before 6.5) the start time is read at accept, and a pid reused between
+// connect and accept would go unnoticed.
+func (s *socketServer) peerOf(c net.Conn) (*peer, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return nil, errors.New("not a unix connection")
@@ -135,15 +204,47 @@ func peerOf(c net.Conn) (*peer, error) {
 	}
 	var cred *unix.Ucred
 	var serr error
+	pidfd := -1
 	if err := raw.Control(func(fd uintptr) {
 		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if serr == nil {
+			if pfd, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD); err == nil {
+				pidfd = pfd
+			} else if errors.Is(err, unix.ESRCH) {
+				pidfd = -2 // the peer has exited (and was reaped) already
+			}
+		}
 	}); err != nil {
 		return nil, err
 	}
 	if serr != nil {
 		return nil, serr
 	}
-	return &peer{pid: cred.Pid, uid: cred.Uid, gid: cred.Gid}, nil
+	p := &peer{pid: cred.Pid, uid: cred.Uid, gid: cred.Gid}
+	switch {
+	case pidfd == -2 || cred.Pid <= 0:
+		p.gone = true
+	default:
+		p.proc, ok = s.apps.identify(cred.Pid, pidfd)
+		p.gone = !ok
+	}
+	if pidfd >= 0 {
+		unix.Close(pidfd)
+	}
+	return p, nil
+}
+
+// principal is the principal of a request on p's connection: that of the
+// process that connected while it runs, and its uid with no groups after.
+func (s *socketServer) principal(p *peer) semfs.Principal {
+	if p.gone {
+		return semfs.Principal{ID: uidID(p.uid)}
+	}
+	reg, alive := s.apps.resolveProc(p.proc)
+	if !alive {
+		return semfs.Principal{ID: uidID(p.uid)}
+	}
+	return principalOf(reg, p.uid)
 }
 
 // readLine reads one line of at most max bytes (without the newline). A
@@ -172,12 +273,13 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 }
 
 func (s *socketServer) serveConn(ctx context.Context, c net.Conn) {
-	p, err := peerOf(c)
+	p, err := s.peerOf(c)
 	if err != nil {
 		s.log.Warn("control socket: no peer credentials; closing", "err", err)
 		return
 	}
-	r := bufio.NewReaderSize(c, 64<<10)
+	defer p.closeFDs()
+	r := bufio.NewReaderSize(&msgReader{c: c.(*net.UnixConn), p: p, oob: make([]byte, unix.CmsgSpace(maxFDs*4))}, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	enc := json.NewEncoder(w)
 	reply := func(resp wire.Response) bool {
@@ -209,6 +311,9 @@ func (s *socketServer) serveConn(ctx context.Context, c net.Conn) {
 		if !reply(s.dispatch(ctx, p, req)) {
 			return
 		}
+		if r.Buffered() == 0 {
+			p.closeFDs() // sent with this request and not taken by it
+		}
 	}
 }
 
@@ -223,7 +328,7 @@ func (s *socketServer) dispatch(ctx context.Context, p *peer, req wire.Request) 
 		resp.Error = &wire.Error{Code: wire.CodeUnknownOp, Message: fmt.Sprintf("unknown op %q", req.Op)}
 		return resp
 	}
-	ctx = semfs.WithPrincipal(ctx, s.apps.Principal(uint32(p.pid), p.uid, p.gid))
+	ctx = semfs.WithPrincipal(ctx, s.principal(p))
 	out, err := h(ctx, p, req.Args)
 	if err != nil {
 		resp.Error = wire.ErrorFrom(err)

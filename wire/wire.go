@@ -211,10 +211,15 @@ type RenameArgs struct {
 	New string `json:"new"`
 }
 
-// SnapshotArgs asks the daemon to write a snapshot archive to Out, a path
-// on the daemon's host.
+// SnapshotArgs asks the daemon for a snapshot archive. With FD the
+// request line carries, as SCM_RIGHTS ancillary data, the descriptor of a
+// regular file the caller opened for writing, and the daemon writes the
+// archive into it (the caller then renames it into place; Out is only
+// reported back). Without FD the daemon writes to Out, a path on its
+// host, itself: only for a caller of uid 0 or the daemon's own uid.
 type SnapshotArgs struct {
-	Out string `json:"out"`
+	Out string `json:"out,omitempty"`
+	FD  bool   `json:"fd,omitempty"`
 }
 
 // SnapshotResult describes a written archive.
