@@ -22,6 +22,7 @@ import (
 type setting struct {
 	Key  string // in the configuration file, "." for a table: http.listen
 	Env  string // SEMFS_...
+	Old  string // an older name of Env, which Env wins over
 	Flag string // the flag that sets it on the commands that take it
 	Help string
 	Def  func() string
@@ -39,8 +40,25 @@ var settings = []setting{
 	{Key: "s3.endpoint", Env: "SEMFS_S3_ENDPOINT", Help: "host:port of the S3-compatible server (the secret key comes only from SEMFS_S3_SECRET_KEY)", Def: func() string { return "" }},
 	{Key: "s3.access_key", Env: "SEMFS_S3_ACCESS_KEY", Help: "access key of the S3-compatible server", Def: func() string { return "" }},
 	{Key: "http.listen", Env: "SEMFS_HTTP_LISTEN", Flag: "listen", Help: "address of semfs http", Def: func() string { return "127.0.0.1:7434" }},
-	{Key: "http.tokens", Env: "SEMFS_HTTP_TOKENS", Flag: "tokens", Help: "bearer tokens file of semfs http", Def: func() string { return "" }},
+	{Key: "http.tokens", Env: "SEMFS_TOKENS", Old: "SEMFS_HTTP_TOKENS", Flag: "tokens", Help: "tokens file of semfs http and semfs serve (SEMFS_HTTP_TOKENS is an older name)", Def: func() string { return "" }},
 	{Key: "http.mcp_path", Env: "SEMFS_HTTP_MCP_PATH", Flag: "mcp-path", Help: "URL path of MCP over HTTP (empty: off)", Def: func() string { return "" }},
+}
+
+// env returns the setting's value in the environment: Env's when set and
+// not empty, else Old's.
+func (s setting) env() (string, bool) {
+	if v, ok := os.LookupEnv(s.Env); ok && v != "" || s.Old == "" {
+		return v, ok
+	}
+	return os.LookupEnv(s.Old)
+}
+
+// envName is the variable env took its value from.
+func (s setting) envName() string {
+	if v := os.Getenv(s.Env); v != "" || s.Old == "" {
+		return s.Env
+	}
+	return s.Old
 }
 
 // fileConfig is the shape of semfs.toml.
@@ -156,7 +174,7 @@ func (a *App) applyConfig(cmd *cobra.Command) error {
 	for _, s := range settings {
 		fv, inFile := values[s.Key]
 		if cmd.DisableFlagParsing {
-			if _, set := os.LookupEnv(s.Env); !set && inFile {
+			if _, set := s.env(); !set && inFile {
 				os.Setenv(s.Env, fv)
 			}
 			continue
@@ -168,9 +186,9 @@ func (a *App) applyConfig(cmd *cobra.Command) error {
 		if f == nil || f.Changed {
 			continue
 		}
-		if ev, ok := os.LookupEnv(s.Env); ok && ev != "" {
+		if ev, ok := s.env(); ok && ev != "" {
 			if err := f.Value.Set(ev); err != nil {
-				return Usagef("%s=%q: %v", s.Env, ev, err)
+				return Usagef("%s=%q: %v", s.envName(), ev, err)
 			}
 			continue
 		}
@@ -241,11 +259,11 @@ Unknown keys are an error, so a typo cannot silently fall back to a default.`,
 				if s.Flag != "" {
 					f = cmd.Flags().Lookup(s.Flag)
 				}
-				switch ev, envSet := os.LookupEnv(s.Env); {
+				switch ev, envSet := s.env(); {
 				case f != nil && f.Changed:
 					v.Value, v.Source = f.Value.String(), "flag --"+s.Flag
 				case envSet && ev != "":
-					v.Value, v.Source = ev, "env "+s.Env
+					v.Value, v.Source = ev, "env "+s.envName()
 				case values[s.Key] != "":
 					v.Value, v.Source = values[s.Key], "file "+path
 				}

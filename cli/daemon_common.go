@@ -29,6 +29,18 @@ func runningDaemon(ctx context.Context, sock string) (*client.Client, bool) {
 	return c, true
 }
 
+// registerToken registers this process with the token the environment
+// gives (SEMFS_TOKEN_FILE, else SEMFS_TOKEN; see client.EnvToken), so that
+// its socket requests run as that token's principal rather than as its uid
+// with no groups. Without a token it does nothing.
+func registerToken(ctx context.Context, c *client.Client) error {
+	tok, err := client.EnvToken()
+	if err != nil || tok == "" {
+		return err
+	}
+	return c.Register(ctx, "", client.WithToken(tok))
+}
+
 // unavailable marks daemon transport failures for the exit code.
 func unavailable(err error) error {
 	if errors.Is(err, client.ErrUnavailable) {

@@ -45,6 +45,9 @@ supervisors and scripts. The exit code is 0 when every check passes.`,
 			}
 			if c, ok := runningDaemon(ctx, sock); ok {
 				defer c.Close()
+				if err := registerToken(ctx, c); err != nil {
+					return unavailable(err)
+				}
 				var err error
 				if d, err = c.Doctor(ctx); err != nil {
 					return unavailable(err)

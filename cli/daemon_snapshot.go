@@ -19,7 +19,7 @@ func newSnapshot(app *App) *cobra.Command {
 checksums) holding the backing directory's files and a consistent copy of the
 index. When a daemon answers on the control socket it writes the archive into
 a file this command creates beside OUT and passes to it; the daemon answers
-only an admin token's principal or a caller
+only an admin token's principal (SEMFS_TOKEN_FILE or SEMFS_TOKEN) or a caller
 of uid 0 or the daemon's uid, and OUT may not be inside the mount. Otherwise
 the archive is made directly from --root and --index. The archive appears
 atomically.`,
@@ -29,6 +29,9 @@ atomically.`,
 			ctx := cmd.Context()
 			if c, ok := runningDaemon(ctx, sock); ok {
 				defer c.Close()
+				if err := registerToken(ctx, c); err != nil {
+					return unavailable(err)
+				}
 				res, err := c.Snapshot(ctx, out)
 				if err != nil {
 					return unavailable(err)

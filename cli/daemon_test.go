@@ -96,3 +96,58 @@ func TestDoctorAgainstDaemon(t *testing.T) {
 		t.Error("doctor with no daemon and no index passed")
 	}
 }
+
+// TestSnapshotRegistersToken: semfs snapshot against a daemon registers
+// with the environment's token (SEMFS_TOKEN_FILE), so a token without
+// admin is refused the archive although the process is root, and an admin
+// token gets it; the variable is gone from the environment once read.
+func TestSnapshotRegistersToken(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/tokens.json", []byte(`{"tokens": {"fin-secret": {"id": "fin", "groups": ["finance"]}, "ops-secret": {"id": "ops", "admin": true}}}`), 0o600)
+	os.WriteFile(dir+"/fin.token", []byte("fin-secret\n"), 0o600)
+	os.WriteFile(dir+"/ops.token", []byte("ops-secret\n"), 0o600)
+	cfg, err := daemon.ParseConfig([]string{"-mode", "headless", "-data", dir + "/data", "-index", dir + "/index/index.db",
+		"-socket", dir + "/s.sock", "-tokens", dir + "/tokens.json"}, func(string) string { return "" }, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.DiscardHandler)}
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	t.Setenv("SEMFS_TOKEN", "")
+	t.Setenv("SEMFS_TOKEN_FILE", dir+"/fin.token")
+	_, stderr, code := runCLI(t, "snapshot", dir+"/fin.semfs", "--socket", cfg.Socket)
+	if code == 0 || !strings.Contains(stderr, "needs an admin token") {
+		t.Errorf("snapshot with a token without admin: exit %d, %s; want refused, needing an admin token", code, stderr)
+	}
+	if _, set := os.LookupEnv("SEMFS_TOKEN_FILE"); set {
+		t.Error("SEMFS_TOKEN_FILE is still in the environment after it was read")
+	}
+	t.Setenv("SEMFS_TOKEN_FILE", dir+"/ops.token")
+	if _, stderr, code := runCLI(t, "snapshot", dir+"/ops.semfs", "--socket", cfg.Socket); code != 0 {
+		t.Errorf("snapshot with an admin token: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(dir + "/ops.semfs"); err != nil {
+		t.Errorf("no archive: %v", err)
+	}
+}
+
+// TestHTTPTokensEnv: semfs http takes its tokens file from SEMFS_TOKENS,
+// as semfs serve does, over the older SEMFS_HTTP_TOKENS.
+func TestHTTPTokensEnv(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root := t.TempDir()
+	bad := filepath.Join(root, "tokens.json")
+	os.WriteFile(bad, []byte(`{"tokens": {"t": {"id": "x", "grups": ["a"]}}}`), 0o600)
+	t.Setenv("SEMFS_HTTP_TOKENS", filepath.Join(root, "missing.json"))
+	t.Setenv("SEMFS_TOKENS", bad)
+	if _, errs, code := runCLI(t, "--root", root, "http"); code != cli.ExitUsage || !strings.Contains(errs, `unknown field "grups"`) {
+		t.Errorf("SEMFS_TOKENS: exit %d, %q; want the tokens file's error", code, errs)
+	}
+	out, _, code := runCLI(t, "config", "--json")
+	if code != 0 || !strings.Contains(out, `"env SEMFS_TOKENS"`) {
+		t.Errorf("config does not report SEMFS_TOKENS as the source: %s", out)
+	}
+}

@@ -87,7 +87,7 @@ When it is listening, it prints "listening on http://ADDR" to stderr; with
 	}
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", "127.0.0.1:7434", "address to listen on, host:port (config http.listen, env SEMFS_HTTP_LISTEN)")
-	f.StringVar(&tokens, "tokens", "", "JSON file mapping bearer tokens to principals and path rules (config http.tokens, env SEMFS_HTTP_TOKENS)")
+	f.StringVar(&tokens, "tokens", "", "JSON file mapping bearer tokens to principals and path rules (config http.tokens, env SEMFS_TOKENS or SEMFS_HTTP_TOKENS)")
 	f.StringVar(&mcpPath, "mcp-path", "", "also serve MCP over streamable HTTP at this URL path, e.g. /mcp (config http.mcp_path, env SEMFS_HTTP_MCP_PATH)")
 	return cmd
 }

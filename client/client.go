@@ -27,6 +27,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,31 +200,82 @@ func roundTrip(ctx context.Context, cn *conn, line []byte) (wire.Response, error
 }
 
 // RegisterOption configures Register.
-type RegisterOption func(*wire.RegisterArgs)
+type RegisterOption func(*registerArgs)
+
+type registerArgs struct {
+	wire.RegisterArgs
+	tokenSet bool
+}
 
 // WithToken registers with token, one of the daemon's tokens: the process
 // and its children then act as the token's principal (its groups and path
-// policy) on the mount and the socket. It overrides SEMFS_TOKEN; an empty
-// token registers without one.
+// policy) on the mount and the socket. It overrides the environment's
+// token (see EnvToken); an empty token registers without one.
 func WithToken(token string) RegisterOption {
-	return func(a *wire.RegisterArgs) { a.Token = token }
+	return func(a *registerArgs) { a.Token, a.tokenSet = token, true }
+}
+
+// envToken holds the token last read from the environment (see EnvToken).
+var envToken struct {
+	mu    sync.Mutex
+	token string
+}
+
+// EnvToken returns the token the environment gives this process: the
+// contents of the file SEMFS_TOKEN_FILE names (surrounding white space
+// trimmed; the preferred way), else SEMFS_TOKEN; "" for none. It removes
+// both variables from the process's environment once read, so that
+// children it starts later do not inherit the token, and keeps the token
+// for later calls. (The environment the process started with stays
+// readable in /proc/PID/environ to its uid: prefer SEMFS_TOKEN_FILE.)
+func EnvToken() (string, error) {
+	envToken.mu.Lock()
+	defer envToken.mu.Unlock()
+	file, fileSet := os.LookupEnv("SEMFS_TOKEN_FILE")
+	tok, tokSet := os.LookupEnv("SEMFS_TOKEN")
+	if !fileSet && !tokSet {
+		return envToken.token, nil
+	}
+	os.Unsetenv("SEMFS_TOKEN_FILE")
+	os.Unsetenv("SEMFS_TOKEN")
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("semfs: SEMFS_TOKEN_FILE: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("semfs: SEMFS_TOKEN_FILE %s is empty", file)
+		}
+	}
+	envToken.token = tok
+	return tok, nil
 }
 
 // Register attributes the calling process's later writes (through the
 // mount and the socket) to app. The token comes from WithToken, else from
-// SEMFS_TOKEN in the environment; without one the process acts with no
-// groups. An unknown token is an error and registers nothing. When the
-// daemon cannot be reached it logs a warning and returns nil: the app
-// carries on, unattributed.
+// the environment (EnvToken: SEMFS_TOKEN_FILE, else SEMFS_TOKEN); without
+// one the process acts with no groups. An unknown token, or a token file
+// that cannot be read, is an error and registers nothing. With a token, an
+// empty app registers under the token's app (else its id). When the daemon
+// cannot be reached it logs a warning and returns nil: the app carries on,
+// unattributed.
 func (c *Client) Register(ctx context.Context, app string, opts ...RegisterOption) error {
 	if c.NoOp() {
 		return nil
 	}
-	args := wire.RegisterArgs{App: app, Token: os.Getenv("SEMFS_TOKEN")}
+	args := registerArgs{RegisterArgs: wire.RegisterArgs{App: app}}
 	for _, o := range opts {
 		o(&args)
 	}
-	err := c.Call(ctx, wire.OpRegister, args, nil)
+	if !args.tokenSet {
+		tok, err := EnvToken()
+		if err != nil {
+			return err
+		}
+		args.Token = tok
+	}
+	err := c.Call(ctx, wire.OpRegister, args.RegisterArgs, nil)
 	if errors.Is(err, ErrUnavailable) {
 		c.logf("semfs: register %q: %v; this app's writes will not be attributed", app, err)
 		return nil

@@ -78,6 +78,9 @@ func (m *Main) opRegister(ctx context.Context, p *peer, args json.RawMessage) (a
 			return nil, semfs.PathErr("register", "/", semfs.ErrPermission, fmt.Sprintf("token %q is for app %q, not %q; register as %q", g.id, g.app, a.App, g.app))
 		}
 		reg.grant = g
+		if reg.app == "" {
+			reg.app = g.id // a token without an app, registered without one
+		}
 	}
 	if !validApp(reg.app) {
 		return nil, semfs.PathErr("register", "/", semfs.ErrInvalid, "app must be 1 to 128 printable characters")

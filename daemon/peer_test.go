@@ -318,3 +318,41 @@ func TestSnapshotNotIntoMount(t *testing.T) {
 		t.Errorf("snapshots into the mount left %v in it", got)
 	}
 }
+
+// TestTokenFile: a session takes its token from SEMFS_TOKEN_FILE and sees
+// the group's file; the children it starts afterwards inherit neither
+// variable.
+func TestTokenFile(t *testing.T) {
+	mnt, sock, c, d := mountWithTokens(t, accessTokens)
+	ctx := context.Background()
+	os.MkdirAll(mnt+"/reports", 0o755)
+	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, d)
+	tokFile := t.TempDir() + "/token"
+	os.WriteFile(tokFile, []byte("fin-secret\n"), 0o600)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SEMFS_TOKEN") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(env, "SEMFS_TEST_ROLE=session", "SEMFS_SOCKET="+sock, "SEMFS_TEST_APP=analyst", "SEMFS_TOKEN_FILE="+tokFile,
+		"SEMFS_TEST_STEPS=stat /reports/q3.txt\nsh env | grep SEMFS_TOKEN || echo no-token-env; cat "+mnt+"/reports/q3.txt")
+	b, err := cmd.Output()
+	out := string(b)
+	if err != nil {
+		t.Fatalf("session: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "stat /reports/q3.txt: size 19, err <nil>") || !strings.Contains(out, "TOP SECRET") {
+		t.Errorf("the session registered with SEMFS_TOKEN_FILE does not see the finance file:\n%s", out)
+	}
+	if !strings.Contains(out, "no-token-env") {
+		t.Errorf("a child started after registering inherited the token variables:\n%s", out)
+	}
+}
