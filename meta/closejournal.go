@@ -21,7 +21,10 @@ type closeJournal struct {
 }
 
 // openCloseJournal opens (creating) the journal at path and returns the
-// closes it holds, oldest first; a torn last line is ignored.
+// closes it holds, one per path; a torn last line is ignored. A path's
+// last record wins: a close recorded again was moved there by a rename
+// (which replaced what the path held), and a close recorded after the
+// path's row was stored cannot change the stored created_by anyway.
 func openCloseJournal(path string) (*closeJournal, []closed, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -33,15 +36,20 @@ func openCloseJournal(path string) (*closeJournal, []closed, error) {
 		return nil, nil, fmt.Errorf("meta: reading the close journal: %w", err)
 	}
 	var out []closed
-	seen := map[string]bool{}
+	at := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		d, ok := parseJournalLine(sc.Text())
-		if ok && !seen[d.path] { // the first close named the creator
-			seen[d.path] = true
-			out = append(out, d)
+		if !ok {
+			continue
 		}
+		if i, seen := at[d.path]; seen {
+			out[i] = d
+			continue
+		}
+		at[d.path] = len(out)
+		out = append(out, d)
 	}
 	return &closeJournal{f: f}, out, nil
 }

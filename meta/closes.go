@@ -31,10 +31,11 @@ const closeBatch = 256
 // a crash.
 type closes struct {
 	mu      sync.Mutex
-	pending []closed      // in the order closed; a path appears once
-	newest  time.Time     // when the last close arrived
-	stopped bool          // the committer ended: add refuses
-	journal *closeJournal // Options.CloseJournal, or nil
+	pending []closed            // in the order closed; a path appears once
+	paths   map[string]struct{} // the paths of pending
+	newest  time.Time           // when the last close arrived
+	stopped bool                // the committer ended: add refuses
+	journal *closeJournal       // Options.CloseJournal, or nil
 	log     *slog.Logger
 
 	// run is held while a batch is read and committed, by the committer
@@ -75,16 +76,13 @@ func (c *closes) add(p, creator string, now time.Time) bool {
 		c.mu.Unlock()
 		return false
 	}
-	found := false
-	for _, d := range c.pending {
-		// Closed twice before its commit: the first writer named the
-		// file's creator, so keep that record.
-		if d.path == p {
-			found = true
-			break
+	// Closed twice before its commit: the first writer named the file's
+	// creator, so keep that record.
+	if _, found := c.paths[p]; !found {
+		if c.paths == nil {
+			c.paths = map[string]struct{}{}
 		}
-	}
-	if !found {
+		c.paths[p] = struct{}{}
 		c.pending = append(c.pending, closed{path: p, creator: creator, at: now})
 		c.unflushed.Add(1)
 		c.record(p, creator)
@@ -103,27 +101,27 @@ func (c *closes) add(p, creator string, now time.Time) bool {
 // renamed o to n.
 func (c *closes) rename(o, n string) {
 	c.mu.Lock()
-	for i, d := range c.pending {
-		if semfs.HasPrefix(d.path, o) {
-			c.pending[i].path = n + d.path[len(o):]
-			c.record(c.pending[i].path, d.creator)
-		}
-	}
-	// A close of the target (replaced by the rename) and one moved onto it
-	// now share a path: keep the first, as add does.
-	seen := make(map[string]bool, len(c.pending))
+	defer c.mu.Unlock()
 	kept := c.pending[:0]
 	for _, d := range c.pending {
-		if !seen[d.path] {
-			seen[d.path] = true
-			kept = append(kept, d)
-		} else {
+		switch {
+		case semfs.HasPrefix(d.path, o):
+			delete(c.paths, d.path)
+			d.path = n + d.path[len(o):]
+			c.record(d.path, d.creator)
+		case semfs.HasPrefix(d.path, n):
+			// The file the rename replaced: its close is moot.
+			delete(c.paths, d.path)
 			c.unflushed.Add(-1)
+			continue
 		}
+		kept = append(kept, d)
 	}
 	clear(c.pending[len(kept):])
 	c.pending = kept
-	c.mu.Unlock()
+	for _, d := range c.pending {
+		c.paths[d.path] = struct{}{}
+	}
 }
 
 // record writes a close to the journal, if any; the caller holds c.mu.
@@ -148,18 +146,6 @@ func (c *closes) stored(n int) {
 	}
 }
 
-// has reports whether a close of p is pending.
-func (c *closes) has(p string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, d := range c.pending {
-		if d.path == p {
-			return true
-		}
-	}
-	return false
-}
-
 // take removes and returns up to max pending closes whose paths satisfy
 // keep (nil: all), oldest first.
 func (c *closes) take(max int, keep func(string) bool) []closed {
@@ -169,6 +155,7 @@ func (c *closes) take(max int, keep func(string) bool) []closed {
 	for _, d := range c.pending {
 		if len(out) < max && (keep == nil || keep(d.path)) {
 			out = append(out, d)
+			delete(c.paths, d.path)
 		} else {
 			rest = append(rest, d)
 		}
