@@ -99,8 +99,9 @@ type Options struct {
 	CloseJournal string
 	// Changed, if set, is called after each change of the base's files
 	// made through the layer, with the context of the call that made it,
-	// before the index is updated — so that a front end caching the tree
-	// (the FUSE mount) can drop what it holds. It must not block.
+	// before the index is updated (after it, for a rename with
+	// CloseDelay) — so that a front end caching the tree (the FUSE mount)
+	// can drop what it holds. It must not block.
 	Changed func(ctx context.Context, c Change)
 }
 
@@ -488,11 +489,13 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		// Closes of o or n waiting for their rows are stored first, and
 		// none is stored while the rows move: a close recorded meanwhile
 		// (writers.deferClose) follows the rename and is stored below.
+		// The front end is told after run is released: the FUSE mount's
+		// cache invalidation can wait for a rename through the mount in
+		// the same directory, which waits for run.
 		f.closes.run.Lock()
-		defer f.closes.run.Unlock()
 		f.flushLocked(context.WithoutCancel(ctx), under(o, n))
 	}
-	if err := f.writers.rename(o, n, func() error {
+	err = f.writers.rename(o, n, func() error {
 		if err := semfs.Rename(ctx, f.base, o, n); err != nil {
 			return err
 		}
@@ -500,10 +503,16 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 			f.closes.rename(o, n)
 		}
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
+		if f.deferCloses() {
+			f.closes.run.Unlock()
+		}
 		return err
 	}
-	f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
+	if !f.deferCloses() {
+		f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
+	}
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
 	err = f.store.Rename(ctx, o, n)
@@ -511,6 +520,8 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	f.mu.Unlock()
 	if f.deferCloses() {
 		f.flushLocked(ctx, under(n))
+		f.closes.run.Unlock()
+		f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
 	}
 	if err != nil {
 		f.logErr("rename", o, err)
