@@ -58,7 +58,9 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	}
 	bin := item("/n/blob.bin", "\x00\x01\x02binary", semfs.Tags{})
 	items = append(items, bin)
-	// The same paths again, later in the batch: new text and tags.
+	// The same paths again, later in the batch: new text and tags. Rows
+	// go in 32 at a time, so /n/149.md is still waiting, /n/005.md not.
+	items = append(items, item("/n/149.md", "rewritten merlin text\n", semfs.Tags{Task: "again"}))
 	items = append(items, item("/n/005.md", "rewritten falcon text\n", semfs.Tags{Task: "again"}))
 	items = append(items, item("/old.md", "old file, new words: osprey\n", semfs.Tags{Task: "kept"}))
 	meta := items[7]
@@ -100,7 +102,7 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	if n := len(dumpRows(t, bulk.db, `SELECT id FROM files`)); n != 152 {
 		t.Errorf("%d files rows, want 152", n)
 	}
-	for _, q := range []string{"kestrels", "falcon", "osprey", "owls", "hawks 35"} {
+	for _, q := range []string{"kestrels", "falcon", "merlin", "osprey", "owls", "hawks 35", "hawks 1043"} {
 		a, b := searchPaths(t, one, q), searchPaths(t, bulk, q)
 		if !slices.Equal(a, b) {
 			t.Errorf("search %q: one by one %v, bulk %v", q, a, b)
@@ -108,6 +110,9 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	}
 	if got := searchPaths(t, bulk, "falcon"); !slices.Equal(got, []string{"/n/005.md:rewritten falcon text\n"}) {
 		t.Errorf("search falcon: %v", got)
+	}
+	if got := searchPaths(t, bulk, "merlin"); !slices.Equal(got, []string{"/n/149.md:rewritten merlin text\n"}) {
+		t.Errorf("search merlin: %v", got)
 	}
 	if got := searchPaths(t, bulk, "owls"); len(got) != 0 {
 		t.Errorf("search owls found the replaced text: %v", got)

@@ -222,10 +222,10 @@ func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, t
 	return append(ops, po...), err
 }
 
-// batch collects the writes of a Put that go in bulk at its end: rows of
-// the files and chunks tables, rowsPerInsert per statement, with ids never
-// given before (new files: see fileID; chunks: see txState), and the
-// postings.
+// batch collects the writes of a Put that go in bulk: rows of the files
+// and chunks tables, inserted rowsPerInsert per statement as they come
+// (the rest at the end), with ids never given before (new files: see
+// fileID; chunks: see txState), and the postings, written at the end.
 type batch struct {
 	fileArgs   []any           // columns of new files rows to insert (newFileCols each)
 	filePaths  map[string]bool // paths with rows in fileArgs
@@ -298,16 +298,18 @@ func (w *batch) fileID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error
 	return w.lastFile, nil
 }
 
-// Columns of the rows a batch inserts in bulk.
+// Columns of the rows a batch inserts in bulk, and their numbers.
 const (
 	newFileCols = `id, path, created_by, task, related_apps, summary, links, provenance, extra,
 		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh`
-	chunkCols = `id, key, path, no, start_line, end_line, text, vec, fresh`
+	chunkCols    = `id, key, path, no, start_line, end_line, text, vec, fresh`
+	fileColumns  = 22
+	chunkColumns = 9
 )
 
 // insertFiles inserts the waiting new files rows.
 func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	err := insertRows(ctx, ix, tx, `INSERT INTO files(`+newFileCols+`) VALUES `, 22, w.fileArgs)
+	err := insertRows(ctx, ix, tx, `INSERT INTO files(`+newFileCols+`) VALUES `, fileColumns, w.fileArgs)
 	w.fileArgs = w.fileArgs[:0]
 	clear(w.filePaths)
 	return err
@@ -315,7 +317,7 @@ func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
 
 // insertChunks inserts the waiting chunks rows.
 func (w *batch) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	err := insertRows(ctx, ix, tx, `INSERT INTO chunks(`+chunkCols+`) VALUES `, 9, w.chunkArgs)
+	err := insertRows(ctx, ix, tx, `INSERT INTO chunks(`+chunkCols+`) VALUES `, chunkColumns, w.chunkArgs)
 	w.chunkArgs = w.chunkArgs[:0]
 	clear(w.chunkPaths)
 	return err
@@ -478,6 +480,11 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 			nanos(f.UpdatedAt), f.Size, f.Hash, nanos(f.ModTime), state, f.Reason, index.Ext(f.Path), max(grepOK, 0),
 			it.TagText, 0)
 		w.filePaths[f.Path] = true
+		if len(w.fileArgs) == rowsPerInsert*fileColumns {
+			if err := w.insertFiles(ctx, ix, tx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	now := fileRow{id: id, grep: max(grepOK, 0)}
 	if grepOK < 0 && exists {
@@ -494,8 +501,8 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 			return nil, err
 		}
 	}
-	hay := index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
-	ops := []memOp{func() { ix.tags.Set(f.Path, hay) }}
+	path, hay := f.Path, index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
+	ops := []memOp{func() { ix.tags.Set(path, hay) }}
 	if it.Content == nil {
 		return ops, nil
 	}
@@ -542,6 +549,11 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 		}
 		w.chunkArgs = append(w.chunkArgs, cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
 		w.chunkPaths[f.Path] = true
+		if len(w.chunkArgs) == rowsPerInsert*chunkColumns {
+			if err := w.insertChunks(ctx, ix, tx); err != nil {
+				return nil, err
+			}
+		}
 		w.post.addChunk(cid)
 	}
 	if exists && prev.grep == 1 {
