@@ -198,8 +198,8 @@ func (f *FS) commitCloses() {
 		case <-c.wake:
 		}
 		for {
-			wait, any := c.due(time.Now(), f.opts.CloseDelay)
-			if !any {
+			wait, pending := c.due(time.Now(), f.opts.CloseDelay)
+			if !pending {
 				break
 			}
 			if wait > 0 {
