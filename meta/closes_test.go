@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,17 @@ func TestDeferredCloseReadYourWrites(t *testing.T) {
 			if err == nil && (m.CreatedBy != "scribe" || m.Task != "filing" || m.Hash == "") {
 				err = fmt.Errorf("meta after tagging %+v", m)
 			}
+			return err
+		}},
+		{"GrepCandidates", func(p string) error {
+			paths, ok, err := f.GrepCandidates(context.Background(), "/notes", "zebracorn"+filepath.Base(p)[:4], semfs.GrepOptions{Fixed: true})
+			if err == nil && (!ok || !slices.Contains(paths, p)) {
+				err = fmt.Errorf("grep candidates %v (ok %v)", paths, ok)
+			}
+			return err
+		}},
+		{"Related", func(p string) error {
+			_, err := f.Related(context.Background(), p, 5)
 			return err
 		}},
 	}

@@ -26,6 +26,8 @@ func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semf
 	if !ok {
 		return nil, false, nil
 	}
+	// A file closed a moment ago must be a candidate (deferred closes).
+	f.flushCloses(context.WithoutCancel(ctx), under(r))
 	paths, _, err := f.store.GrepCandidates(ctx, r, q)
 	if err != nil {
 		return nil, false, semfs.RewritePath(err, "grep", r)

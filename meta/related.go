@@ -40,6 +40,8 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 	if err != nil {
 		return nil, err
 	}
+	// The file and its relatives may have been closed a moment ago.
+	f.flushCloses(context.WithoutCancel(ctx), nil)
 	if info.IsDir() {
 		return nil, semfs.PathErr("related", p, semfs.ErrIsDir, "related needs a file")
 	}
