@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/semfs/semfs/meta"
 )
 
 // Modes of the daemon.
@@ -53,7 +55,14 @@ type Config struct {
 	// It needs CAP_SYS_ADMIN in the serving process, so a daemon that
 	// dropped its capabilities serves reads and writes itself regardless.
 	Passthrough bool
-	Debug       bool
+	// CloseDelay (SEMFS_CLOSE_DELAY, -close-delay; default 100ms) is the
+	// longest the index update of a closed file waits, so that a stream of
+	// closes is stored in batches (meta.Options.CloseDelay). Every read of
+	// the index stores what is pending first, and a journal beside the
+	// index keeps pending writers across a crash. 0 stores each file's
+	// row at its close.
+	CloseDelay time.Duration
+	Debug      bool
 }
 
 // S3Config reaches the object store of an s3:// Store. The secret key is
@@ -93,6 +102,7 @@ func DefaultConfig() Config {
 		DropCaps:    true,
 		AllowOther:  os.Geteuid() == 0,
 		Passthrough: true,
+		CloseDelay:  meta.DefaultCloseDelay,
 	}
 }
 
@@ -141,6 +151,14 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	boolean(&c.DropCaps, "SEMFS_DROP_CAPS")
 	boolean(&c.AllowOther, "SEMFS_ALLOW_OTHER")
 	boolean(&c.Passthrough, "SEMFS_PASSTHROUGH")
+	if v := getenv("SEMFS_CLOSE_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("SEMFS_CLOSE_DELAY=%q: want a duration such as 100ms, or 0 to store each file at its close", v))
+		} else {
+			c.CloseDelay = d
+		}
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("daemon: %s", strings.Join(errs, "; "))
 	}
@@ -164,6 +182,7 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fl.BoolVar(&c.AllowOther, "allow-other", c.AllowOther, "let other users use the mount (env SEMFS_ALLOW_OTHER)")
 	fl.DurationVar(&c.AttrTimeout, "attr-timeout", c.AttrTimeout, "how long the kernel caches attributes and names (0: a minute over a backing directory, a second over a bucket)")
 	fl.BoolVar(&c.Passthrough, "passthrough", c.Passthrough, "let the kernel read and write backing files directly when the daemon holds CAP_SYS_ADMIN (env SEMFS_PASSTHROUGH)")
+	fl.DurationVar(&c.CloseDelay, "close-delay", c.CloseDelay, "longest a closed file waits for its index update, so closes are stored in batches; 0 stores each at its close (env SEMFS_CLOSE_DELAY)")
 	fl.BoolVar(&c.Debug, "debug", c.Debug, "log every FUSE request")
 	if err := fl.Parse(args); err != nil {
 		return c, err
@@ -195,6 +214,9 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.MCPPath != "" && (!strings.HasPrefix(c.HTTP.MCPPath, "/") || strings.HasPrefix(c.HTTP.MCPPath, "/v1/")) {
 		return fmt.Errorf("daemon: -mcp-path %q: give an absolute URL path outside /v1/, e.g. /mcp", c.HTTP.MCPPath)
+	}
+	if c.CloseDelay < 0 {
+		return fmt.Errorf("daemon: -close-delay %s: want 0 (store each file at its close) or a positive duration such as 100ms", c.CloseDelay)
 	}
 	if c.State == "" {
 		c.State = filepath.Join(filepath.Dir(c.Data), "state")

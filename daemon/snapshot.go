@@ -61,7 +61,17 @@ func (m *Main) Snapshot(ctx context.Context, out string) (wire.SnapshotResult, e
 	if err := m.snapshottable(); err != nil {
 		return wire.SnapshotResult{}, err
 	}
+	m.flushCloses(ctx)
 	return WriteSnapshot(ctx, out, m.Config.Data, m.Config.Index)
+}
+
+// flushCloses stores the rows of files closed just before a snapshot
+// (their closes are deferred, meta.Options.CloseDelay), so that the
+// archive's index holds them.
+func (m *Main) flushCloses(ctx context.Context) {
+	if m.stack != nil && m.stack.meta != nil {
+		m.stack.meta.Flush(ctx)
+	}
 }
 
 // snapshottable says why the daemon's tree cannot be archived, if so.
@@ -386,7 +396,9 @@ func RestoreSnapshot(ctx context.Context, in, dataDir, indexPath string) (Manife
 		}
 		return man, fmt.Errorf("restore: %w", err)
 	}
-	for _, suffix := range []string{"-wal", "-shm"} {
+	// The journal of deferred closes belongs to the replaced index: its
+	// writers must not be stored into the restored one.
+	for _, suffix := range []string{"-wal", "-shm", closesJournalSuffix} {
 		os.Remove(indexPath + suffix)
 	}
 	if newIndex != "" {

@@ -99,7 +99,7 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 	}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
 		s.workers = append(s.workers, &embedding.Worker{Store: s.index, Space: sp.name, Embedder: sp.e, Logger: log})
 	}
-	if s.fsys, err = newTree(ctx, s, log); err != nil {
+	if s.fsys, err = newTree(ctx, s, log, cfg.CloseDelay, closesJournal(cfg)); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
@@ -174,6 +174,20 @@ func (s *stack) close() error {
 
 // markerDir is where the model-identity marker lives: beside a SQLite
 // index, or in the state directory when the index is PostgreSQL.
+// closesJournalSuffix names, after a SQLite index file's name, the journal
+// of closes whose rows are not stored yet (meta.Options.CloseJournal).
+const closesJournalSuffix = "-closes"
+
+// closesJournal is the journal of deferred closes: beside a SQLite index
+// (one per index file), or in the state directory of a daemon sharing a
+// PostgreSQL index (one per daemon).
+func closesJournal(cfg Config) string {
+	if cfg.IndexIsPostgres() {
+		return filepath.Join(cfg.State, "closes.journal")
+	}
+	return cfg.Index + closesJournalSuffix
+}
+
 func markerDir(cfg Config) string {
 	if cfg.IndexIsPostgres() {
 		return cfg.State

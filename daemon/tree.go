@@ -15,8 +15,14 @@ import (
 // directory, keeping its rows in the index. It reconciles the index with the
 // directory first, so writes a crashed daemon acknowledged but did not index
 // are indexed now and rows of vanished files are dropped.
-func newTree(ctx context.Context, s *stack, log *slog.Logger) (semfs.FS, error) {
-	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick, Changed: s.notifyMount})
+//
+// Closes are deferred by closeDelay (meta.Options.CloseDelay): a stream of
+// them is stored in batches, and a RELEASE no longer holds one of the
+// mount's two request readers while its row is committed. The journal
+// keeps the writers of pending closes across a crash.
+func newTree(ctx context.Context, s *stack, log *slog.Logger, closeDelay time.Duration, journal string) (semfs.FS, error) {
+	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick, Changed: s.notifyMount,
+		CloseDelay: closeDelay, CloseJournal: journal})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: metadata layer: %w", err)
 	}
