@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
@@ -52,6 +53,20 @@ type accessLayer struct {
 	// says whether the tree can hide files by group at all.
 	vis   access.VisibilityFS
 	hides bool
+	// mounted is the mount to tell of tag changes made through the
+	// layer, for a tree given in code (Main.Tree); the daemon's own tree
+	// tells it itself (reporting), for every surface.
+	mounted atomic.Pointer[fusefs.Server]
+}
+
+// visible reports whether a principal without groups sees p.
+func (a *accessLayer) visible(ctx context.Context, p string) bool {
+	if a.vis != nil {
+		ok, err := a.vis.VisibleTo(ctx, nobody, p)
+		return err == nil && ok
+	}
+	ok, err := a.def.Exists(semfs.WithPrincipal(ctx, nobody), p)
+	return err == nil && ok
 }
 
 // newAccessLayer builds the access layer over tree from the tokens of the
@@ -152,12 +167,7 @@ func (a *accessLayer) shared(ctx context.Context, p string, listing bool) bool {
 	if pr, ok := semfs.PrincipalFrom(ctx); ok && !pr.Admin && len(pr.Groups) == 0 {
 		return true // this caller sees p and sees no more than anyone
 	}
-	if a.vis != nil {
-		ok, err := a.vis.VisibleTo(ctx, nobody, p)
-		return err == nil && ok
-	}
-	ok, err := a.def.Exists(semfs.WithPrincipal(ctx, nobody), p)
-	return err == nil && ok
+	return a.visible(ctx, p)
 }
 
 // sessionFS is the daemon's tree as the mount and the socket serve it:
@@ -246,7 +256,22 @@ func (s sessionFS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
 }
 
 func (s sessionFS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
-	return s.a.pick(ctx).SetTags(ctx, name, tags)
+	mnt := s.a.mounted.Load()
+	if mnt == nil {
+		return s.a.pick(ctx).SetTags(ctx, name, tags)
+	}
+	p, err := semfs.Clean("tag", name)
+	if err != nil {
+		return err
+	}
+	before := s.a.visible(ctx, p)
+	if err := s.a.pick(ctx).SetTags(ctx, p, tags); err != nil {
+		return err
+	}
+	if s.a.visible(ctx, p) != before {
+		mnt.Retagged(p)
+	}
+	return nil
 }
 
 func (s sessionFS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryResult, error) {

@@ -294,6 +294,8 @@ func (m *Main) setMount(mnt *fusefs.Server) {
 	m.mnt = mnt
 	if m.stack != nil {
 		m.stack.mounted.Store(mnt)
+	} else {
+		m.access.mounted.Store(mnt) // a tree given in code: no reporting layer
 	}
 	m.log.Info("mount serving", "dir", mnt.Dir(), "passthrough", mnt.Passthrough())
 }
