@@ -18,9 +18,9 @@ import (
 const maxDocID = math.MaxUint32
 
 // errIDsFull aborts a write transaction that would give a chunk or file
-// an id above maxDocID. Chunk ids only count up (see txState) and SQLite
-// gives a new file max(id)+1 (an atomic save renames a new row over the
-// old one), so over an index's life either can get there; Put then
+// an id above maxDocID. Chunk ids only count up (see txState) and a new
+// file gets max(id)+1 (see batch.fileID; an atomic save renames a new row
+// over the old one), so over an index's life either can get there; Put then
 // renumbers (see renumber) and writes again.
 var errIDsFull = errors.New("chunk or file id past the postings' uint32 range")
 
