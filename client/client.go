@@ -413,6 +413,12 @@ func (c *Client) Snapshot(ctx context.Context, out string) (res wire.SnapshotRes
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
 		return res, err
 	}
+	if info, err := tmp.Stat(); err == nil && info.Size() == 0 && res.Bytes > 0 {
+		// A daemon that predates descriptor passing wrote out itself.
+		os.Remove(tmp.Name())
+		res.Out = out
+		return res, nil
+	}
 	if err := tmp.Sync(); err != nil {
 		return res, err
 	}
