@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,13 +35,17 @@ type registration struct {
 // by its procID; Resolve finds the app of a process by walking its parent
 // chain (/proc/PID/stat) up to the first registered ancestor, matching
 // each by pid and start time, so a registration never passes to a process
-// that took the pid of one that exited. Results are cached per process and
-// the cache is dropped on every registration, which also drops the
-// registrations of processes that are gone.
+// that took the pid of one that exited. Results are cached per process;
+// the cache is dropped on every registration and whenever registrations
+// of processes that exited are dropped (on each registration, and at most
+// a second after such a process is gone): a process acts as a registered
+// one while that one runs and it descends from it.
 type Apps struct {
 	mu    sync.Mutex
 	apps  map[procID]registration
 	cache map[procID]registration
+	// pruned is when registrations of exited processes were last dropped.
+	pruned time.Time
 	// proc is the /proc directory; tests may point it elsewhere.
 	proc string
 }
@@ -69,7 +74,25 @@ func (a *Apps) register(id procID, reg registration) error {
 	if !a.alive(id) {
 		return errGone
 	}
+	a.prune()
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.apps[id] = reg
+	clear(a.cache)
+	return nil
+}
+
+// pruneEvery is how often resolving drops the registrations of processes
+// that have exited.
+const pruneEvery = time.Second
+
+// prune drops the registrations of processes that have exited, and with
+// any the cache, so that a descendant that resolved to one does not keep
+// its principal once the registered process is gone (whether or not it
+// was resolved before).
+func (a *Apps) prune() {
+	a.mu.Lock()
+	a.pruned = time.Now()
 	keys := slices.Collect(maps.Keys(a.apps))
 	a.mu.Unlock()
 	var gone []procID
@@ -78,14 +101,15 @@ func (a *Apps) register(id procID, reg registration) error {
 			gone = append(gone, k)
 		}
 	}
+	if len(gone) == 0 {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, k := range gone {
 		delete(a.apps, k)
 	}
-	a.apps[id] = reg
 	clear(a.cache)
-	return nil
 }
 
 // alive reports whether the process id is running: its pid is held by a
@@ -159,6 +183,12 @@ func (a *Apps) resolveProc(id procID) (registration, bool) {
 
 // resolveFrom walks up from the process self, whose parent is ppid.
 func (a *Apps) resolveFrom(self procID, ppid int32) registration {
+	a.mu.Lock()
+	due := time.Since(a.pruned) >= pruneEvery
+	a.mu.Unlock()
+	if due {
+		a.prune()
+	}
 	a.mu.Lock()
 	if reg, ok := a.cache[self]; ok {
 		a.mu.Unlock()

@@ -4,8 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,5 +61,45 @@ func TestResolveThreadsAndChildren(t *testing.T) {
 	}
 	if !strings.Contains(a.Resolve(int32(os.Getpid())), "notes") {
 		t.Error("registering a child changed the parent's app")
+	}
+}
+
+// TestRegistrationEndsWithProcess: a descendant of a registered process
+// that outlives it (reparented) is attributed to it while it runs, even
+// from the cache, and no longer a second after it exited.
+func TestRegistrationEndsWithProcess(t *testing.T) {
+	a := NewApps()
+	// The registered shell starts a long sleep and exits at once.
+	sh := exec.Command("sh", "-c", "sleep 30 & echo $!; sleep 0.3")
+	out, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Register(int32(sh.Process.Pid), "app"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 32)
+	n, _ := out.Read(buf)
+	child, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("child pid %q: %v", buf[:n], err)
+	}
+	defer unix.Kill(child, unix.SIGKILL)
+	if got := a.Resolve(int32(child)); got != "app" {
+		t.Fatalf("the child of the running registered process resolves to %q; want app", got)
+	}
+	sh.Wait()
+	time.Sleep(pruneEvery + 100*time.Millisecond)
+	if got := a.Resolve(int32(child)); got != "" {
+		t.Errorf("a second after the registered process exited, its orphaned child still resolves to %q", got)
+	}
+	a.mu.Lock()
+	left := len(a.apps)
+	a.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d registrations of exited processes kept", left)
 	}
 }
