@@ -279,7 +279,12 @@ func (f *FS) storeCloses(ctx context.Context, batch []closed) {
 	defer f.closes.stored(len(batch))
 	saves := make([]*save, 0, len(batch))
 	for _, d := range batch {
-		if s := f.prepareSave(ctx, d.path, d.creator); s != nil {
+		// Taken before the read and held past the commit: a save of the
+		// same path outside the batch (WriteFile, or a close while the
+		// layer is closing) is ordered with this one.
+		t := f.tickets.take(d.path, d.creator)
+		defer f.tickets.release(d.path)
+		if s := f.prepareSave(ctx, d.path, d.creator, t); s != nil {
 			saves = append(saves, s)
 		}
 	}
@@ -321,8 +326,8 @@ func (f *FS) storeCloses(ctx context.Context, batch []closed) {
 }
 
 // prepareSave reads p from the base and builds its save (row fields and
-// derived content), or returns nil if p is gone or ignored.
-func (f *FS) prepareSave(ctx context.Context, p, creator string) *save {
+// derived content) with ticket t, or returns nil if p is gone or ignored.
+func (f *FS) prepareSave(ctx context.Context, p, creator string, t uint64) *save {
 	if f.opts.Ignore(p) {
 		return nil
 	}
@@ -344,7 +349,7 @@ func (f *FS) prepareSave(ctx context.Context, p, creator string) *save {
 	if info.IsDir() {
 		return nil
 	}
-	s := &save{path: p, info: info, creator: creator, state: index.StatePending, done: make(chan bool, 1)}
+	s := &save{path: p, ticket: t, info: info, creator: creator, state: index.StatePending, done: make(chan bool, 1)}
 	if info.Size() > f.opts.InlineBudget {
 		return s // recorded as pending; the indexer reads it
 	}

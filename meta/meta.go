@@ -146,7 +146,8 @@ type FS struct {
 
 	mu sync.Mutex // serialises read-modify-write of file rows
 
-	group group // saves waiting to share a commit
+	group   group   // saves waiting to share a commit
+	tickets tickets // the order of the saves of one path
 
 	vis restricted // files with restricted visibility
 
@@ -338,11 +339,15 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	if err != nil {
 		return err
 	}
+	// The ticket is taken before the write: written then knows whether
+	// another save of p began while the bytes went to the base.
+	t := f.tickets.take(p, creator(ctx))
+	defer f.tickets.release(p)
 	if err := semfs.WriteFile(ctx, f.base, p, data, perm); err != nil {
 		return err
 	}
 	f.changed(ctx, Change{Op: ChangeReplace, Path: p})
-	f.written(ctx, p, data, true)
+	f.written(ctx, p, data, t, true)
 	return nil
 }
 
@@ -568,8 +573,11 @@ func hashOf(data []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// written updates the row of p after data was written to it.
-func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
+// written updates the row of p after data was written to it (trusted:
+// data is what the caller wrote; otherwise what writtenBehind read, or nil
+// for a file too large to read inline). t is the ticket of the save, taken
+// before the write (trusted) or the read.
+func (f *FS) written(ctx context.Context, p string, data []byte, t uint64, trusted bool) {
 	ctx = context.WithoutCancel(ctx)
 	if f.opts.Ignore(p) {
 		return
@@ -582,12 +590,12 @@ func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
 		f.logErr("write", p, err)
 		return
 	}
-	if trusted && info.Size() != int64(len(data)) {
+	if trusted && (info.Size() != int64(len(data)) || f.tickets.newer(p, t)) {
 		// Another writer got in between; index what is there now.
 		f.writtenBehind(ctx, p)
 		return
 	}
-	s := &save{path: p, info: info, creator: creator(ctx), state: index.StatePending, done: make(chan bool, 1)}
+	s := &save{path: p, ticket: t, info: info, creator: creator(ctx), state: index.StatePending, done: make(chan bool, 1)}
 	if int64(len(data)) <= f.opts.InlineBudget {
 		s.content, s.state, s.reason = index.Analyze(p, data)
 		s.hash = hashOf(data)
@@ -613,6 +621,7 @@ func (f *FS) written(ctx context.Context, p string, data []byte, trusted bool) {
 // save is one file's row update after a write, waiting in a group.
 type save struct {
 	path    string
+	ticket  uint64 // from f.tickets, taken before the bytes were read
 	info    fs.FileInfo
 	creator string
 	content *index.Content
@@ -623,7 +632,7 @@ type save struct {
 	// Set by the commit.
 	meta    semfs.Meta // the row as committed
 	newTags bool       // the tag text is new (first write seen)
-	gone    bool       // the file was renamed or removed before its commit
+	gone    bool       // renamed or removed before its commit, or superseded by a newer save
 	err     error
 	done    chan bool // true: committed (see err); false: lead the next group
 }
@@ -668,6 +677,94 @@ func (f *FS) commit(ctx context.Context, s *save) error {
 	return s.err
 }
 
+// tickets orders the saves of a path: a save takes a ticket before it
+// reads (or writes) the file's bytes, and commitGroup drops a save whose
+// ticket is older than one committed for the same path, since its bytes
+// may be older too. Only paths with a save in flight are kept.
+type tickets struct {
+	mu    sync.Mutex
+	next  uint64
+	paths map[string]*pathTickets
+}
+
+type pathTickets struct {
+	open      int    // tickets taken and not released
+	last      uint64 // the newest ticket taken
+	committed uint64 // the newest ticket committed
+	creator   string // the writer of the oldest save that named one
+}
+
+// take returns a new ticket for p, for a save by creator ("": none, as
+// for the indexer); release it once its save is done.
+func (t *tickets) take(p, creator string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.paths == nil {
+		t.paths = map[string]*pathTickets{}
+	}
+	pt := t.paths[p]
+	if pt == nil {
+		pt = &pathTickets{}
+		t.paths[p] = pt
+	}
+	t.next++
+	pt.open++
+	pt.last = t.next
+	if pt.creator == "" {
+		pt.creator = creator
+	}
+	return t.next
+}
+
+// creator returns the writer of the oldest save of p in flight: a row
+// made by a newer save names the file's first writer even if the older
+// save is then dropped. Default: def.
+func (t *tickets) creator(p, def string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pt := t.paths[p]; pt != nil && pt.creator != "" {
+		return pt.creator
+	}
+	return def
+}
+
+// release ends a ticket of p taken with take.
+func (t *tickets) release(p string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pt := t.paths[p]; pt != nil {
+		if pt.open--; pt.open == 0 {
+			delete(t.paths, p)
+		}
+	}
+}
+
+// newer reports whether a ticket of p newer than n was taken (and is
+// still held, or was committed).
+func (t *tickets) newer(p string, n uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pt := t.paths[p]
+	return pt != nil && pt.last > n
+}
+
+// stale reports whether a save of p newer than ticket n was committed.
+func (t *tickets) stale(p string, n uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pt := t.paths[p]
+	return pt != nil && pt.committed > n
+}
+
+// committed records that the save of p with ticket n was committed.
+func (t *tickets) committed(p string, n uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pt := t.paths[p]; pt != nil {
+		pt.committed = max(pt.committed, n)
+	}
+}
+
 // commitGroup builds the rows of batch from the stored ones and puts them
 // in one transaction. Every save but the leader's is then released.
 func (f *FS) commitGroup(ctx context.Context, batch []*save) {
@@ -688,6 +785,21 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 		}
 		paths = append(paths, s.path)
 	}
+	// Two closes of one file can be committed out of order (FUSE sends
+	// RELEASE in the background): a save whose bytes were read before
+	// those of a save already committed, or of a later one in this batch,
+	// would put old contents back. It is dropped.
+	newest := make(map[string]uint64, len(batch))
+	for _, s := range batch {
+		if !s.gone {
+			newest[s.path] = max(newest[s.path], s.ticket)
+		}
+	}
+	for _, s := range batch {
+		if !s.gone && (s.ticket < newest[s.path] || f.tickets.stale(s.path, s.ticket)) {
+			s.gone = true
+		}
+	}
 	// The stored rows, looked up in one query.
 	stored, lookupErr := f.store.Files(ctx, paths)
 	for _, s := range batch {
@@ -703,13 +815,13 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 		if seen {
 			rec = items[i].File
 		} else if !found {
-			rec = index.File{Meta: semfs.Meta{Path: s.path, CreatedBy: s.creator, CreatedAt: now}}
+			rec = index.File{Meta: semfs.Meta{Path: s.path, CreatedBy: f.tickets.creator(s.path, s.creator), CreatedAt: now}}
 		}
 		s.newTags = rec.UpdatedAt.IsZero()
 		if rec.CreatedBy == "" {
 			// The row came from a tag or a reconcile: this is the first
 			// write semfs sees, so it names the creator.
-			rec.CreatedBy = s.creator
+			rec.CreatedBy = f.tickets.creator(s.path, s.creator)
 			s.newTags = true
 		}
 		rec.UpdatedAt, rec.Size, rec.Hash, rec.ModTime = now, s.info.Size(), s.hash, s.info.ModTime()
@@ -735,6 +847,11 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 					errs[i] = f.store.Put(ctx, it)
 				}
 			}
+		}
+	}
+	for _, s := range saved {
+		if errs[at[s.path]] == nil {
+			f.tickets.committed(s.path, s.ticket)
 		}
 	}
 	f.mu.Unlock()
@@ -763,6 +880,8 @@ func (f *FS) tagsChanged(ctx context.Context, m semfs.Meta) {
 // writtenBehind re-reads p from the base and indexes it (after an
 // OpenFile write, or a race between writers).
 func (f *FS) writtenBehind(ctx context.Context, p string) {
+	t := f.tickets.take(p, creator(ctx))
+	defer f.tickets.release(p)
 	info, err := f.base.Stat(ctx, p)
 	if semfs.IsAbsence(err) {
 		return // renamed or removed since; Rename and Remove keep the rows
@@ -772,7 +891,7 @@ func (f *FS) writtenBehind(ctx context.Context, p string) {
 		return
 	}
 	if info.Size() > f.opts.InlineBudget {
-		f.written(ctx, p, nil, false) // records the row as pending
+		f.written(ctx, p, nil, t, false) // records the row as pending
 		return
 	}
 	data, err := semfs.ReadFile(ctx, f.base, p)
@@ -780,7 +899,7 @@ func (f *FS) writtenBehind(ctx context.Context, p string) {
 		f.logErr("write", p, err)
 		return
 	}
-	f.written(ctx, p, data, false)
+	f.written(ctx, p, data, t, false)
 }
 
 // embedTags embeds the tag text of m inline (seed 001's save path). A
@@ -836,6 +955,8 @@ func (f *FS) indexer() {
 // indexOne reads p from the base and rebuilds its derived data; a file gone
 // from the base loses its row.
 func (f *FS) indexOne(ctx context.Context, p string) error {
+	t := f.tickets.take(p, "")
+	defer f.tickets.release(p)
 	info, err := f.base.Stat(ctx, p)
 	if err != nil {
 		if semfs.IsAbsence(err) {
@@ -857,12 +978,19 @@ func (f *FS) indexOne(ctx context.Context, p string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.tickets.stale(p, t) {
+		return nil // a save that read the file later was committed
+	}
 	// Keep the tags current: re-read the row under the lock.
 	if rec, err := f.store.File(ctx, p); err == nil {
 		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
 		item.TagText = index.TagText(item.File.Meta)
 	}
-	return f.store.Put(ctx, item)
+	if err := f.store.Put(ctx, item); err != nil {
+		return err
+	}
+	f.tickets.committed(p, t)
+	return nil
 }
 
 // hashOnly streams a file too large to index and returns its hash as the
