@@ -39,7 +39,7 @@ func configOf(t *testing.T, args ...string) map[string]ConfigValue {
 func TestConfigPrecedence(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
-	for _, e := range []string{"SEMFS_CONFIG", "SEMFS_DATA", "SEMFS_INDEX", "SEMFS_HTTP_LISTEN", "SEMFS_HTTP_TOKENS"} {
+	for _, e := range []string{"SEMFS_CONFIG", "SEMFS_DATA", "SEMFS_INDEX", "SEMFS_HTTP_LISTEN", "SEMFS_HTTP_TOKENS", "SEMFS_TOKENS"} {
 		t.Setenv(e, "")
 		os.Unsetenv(e)
 	}
@@ -113,6 +113,7 @@ func TestConfigPrecedence(t *testing.T) {
 func TestHTTPUsageErrors(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	os.Unsetenv("SEMFS_HTTP_TOKENS")
+	os.Unsetenv("SEMFS_TOKENS") // wins over SEMFS_HTTP_TOKENS
 	os.Unsetenv("SEMFS_HTTP_MCP_PATH")
 	root := t.TempDir()
 	badTokens := filepath.Join(root, "tokens.json")

@@ -350,6 +350,9 @@ func (m *Main) Backlog(ctx context.Context) (Backlog, error) {
 		return b, err
 	}
 	b.PendingFiles = len(pending)
+	if m.stack.meta != nil {
+		b.PendingFiles += m.stack.meta.Unflushed() // closed, row not stored yet
+	}
 	for _, w := range m.stack.workers {
 		n, err := m.stack.index.CountNeedingEmbedding(ctx, w.Space)
 		if err != nil {
