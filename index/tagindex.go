@@ -149,6 +149,93 @@ func (t *TagIndex) add(path, hay string) {
 	}
 }
 
+// TagBatch is a batch of (path, hay) pairs with the grams of their hays
+// grouped by gram, computed without the index's lock (NewTagBatch), so
+// that SetBatch, which holds it, only numbers the files and appends to one
+// posting list per distinct gram of the batch (files of one directory
+// share most of their grams).
+type TagBatch struct {
+	paths, hays []string
+	grams       map[uint32][]int32 // gram → ascending indexes into paths
+}
+
+// NewTagBatch groups the grams of hays (hays[i] is the hay of paths[i],
+// lower-cased as for Set). A path may appear more than once: the last
+// one wins, as with Set called in order.
+func NewTagBatch(paths, hays []string) *TagBatch {
+	b := &TagBatch{paths: paths, hays: hays, grams: map[uint32][]int32{}}
+	for i, hay := range hays {
+		b.addGrams(int32(i), hay)
+	}
+	return b
+}
+
+// addGrams records the distinct grams of hay under index i, which must
+// be larger than every index recorded so far.
+func (b *TagBatch) addGrams(i int32, hay string) {
+	for j := 0; j < len(hay); j++ {
+		for l := 1; l <= 3 && j+l <= len(hay); l++ {
+			g := hay[j : j+l]
+			if strings.IndexByte(g, 0) >= 0 {
+				break // no query word holds a NUL
+			}
+			k := gramKey(g)
+			p := b.grams[k]
+			if len(p) > 0 && p[len(p)-1] == i {
+				continue
+			}
+			b.grams[k] = append(p, i)
+		}
+	}
+}
+
+// Hay returns the hay of the batch's i-th entry.
+func (b *TagBatch) Hay(i int) string { return b.hays[i] }
+
+// Len returns the number of entries of the batch.
+func (b *TagBatch) Len() int { return len(b.paths) }
+
+// SetBatch records the batch's hays, as Set would one after the other.
+func (t *TagIndex) SetBatch(b *TagBatch) {
+	if b == nil || len(b.paths) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	const none = ^uint32(0)
+	nums := make([]uint32, len(b.paths))
+	for i, path := range b.paths {
+		hay := b.hays[i]
+		if n, ok := t.num[path]; ok {
+			if t.hays[n] == hay {
+				nums[i] = none
+				continue
+			}
+			t.kill(n)
+		}
+		n := uint32(len(t.paths))
+		t.paths = append(t.paths, path)
+		t.hays = append(t.hays, hay)
+		t.num[path] = n
+		nums[i] = n
+	}
+	// Numbers grow with the index in the batch, and every list already
+	// ends below the first number given here: appending keeps lists
+	// ascending and distinct.
+	for k, idx := range b.grams {
+		p := t.post[k]
+		for _, i := range idx {
+			if n := nums[i]; n != none {
+				p = append(p, n)
+			}
+		}
+		if len(p) > 0 {
+			t.post[k] = p
+		}
+	}
+	t.maybeCompact()
+}
+
 func (t *TagIndex) maybeCompact() {
 	if t.dead < 1024 || t.dead < len(t.num) {
 		return

@@ -58,7 +58,7 @@ func TestTagIndexTiers(t *testing.T) {
 	}
 	for step := range 6000 {
 		p := fmt.Sprintf("/f%d", rng.IntN(1500))
-		switch r := rng.IntN(10); {
+		switch r := rng.IntN(11); {
 		case r < 6:
 			h := hayOf()
 			ti.Set(p, h)
@@ -72,9 +72,31 @@ func TestTagIndexTiers(t *testing.T) {
 			ti.Apply([]string{p}, [][2]string{{q, h}})
 			delete(live, p)
 			live[q] = h
-		default:
+		case r < 9:
 			ti.Delete(p)
 			delete(live, p)
+		default:
+			// A batch, built off the lock: new, replaced, unchanged and
+			// repeated paths, applied as Set would one after the other.
+			var paths, hays []string
+			for range 1 + rng.IntN(40) {
+				q := fmt.Sprintf("/f%d", rng.IntN(1500))
+				h := hayOf()
+				if rng.IntN(4) == 0 {
+					h = live[q]
+				}
+				paths, hays = append(paths, q), append(hays, h)
+				live[q] = h
+			}
+			if rng.IntN(3) == 0 { // the same path twice in one batch
+				paths, hays = append(paths, paths[0]), append(hays, hayOf())
+				live[paths[0]] = hays[len(hays)-1]
+			}
+			b := NewTagBatch(paths, hays)
+			if b.Len() != len(paths) || b.Hay(0) != hays[0] {
+				t.Fatalf("batch of %d: Len %d, first hay %q", len(paths), b.Len(), b.Hay(0))
+			}
+			ti.SetBatch(b)
 		}
 		if step%500 == 0 {
 			check(step)
