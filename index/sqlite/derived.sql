@@ -9,7 +9,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 	vec        BLOB,
 	fresh      INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, no);
+-- No index on path: a path's chunks are the keys in [path#, path$) with
+-- that path (key = path, '#', five digits; see chunksOf in write.go).
 CREATE INDEX IF NOT EXISTS chunks_need ON chunks(key) WHERE fresh = 0;
 -- postings holds the immutable segments of the full-text (kind 1) and
 -- grep trigram (kind 2) postings, built and encoded in Go by

@@ -70,7 +70,9 @@ func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(
 	if f.Empty() {
 		return nil, nil
 	}
-	q := `SELECT fc.id FROM chunks fc JOIN files f ON f.path = fc.path`
+	// Chunks reach their file's row by the path's UNIQUE index, and a
+	// file its chunks by the range of their keys (see chunksOf).
+	q := `SELECT fc.id FROM files f JOIN chunks fc ON fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path`
 	var where []string
 	var args []any
 	if f.Task != "" {
@@ -82,7 +84,7 @@ func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(
 		args = append(args, f.CreatedBy)
 	}
 	if f.PathPrefix != "" && f.PathPrefix != "/" {
-		c, a := below("fc.path", f.PathPrefix)
+		c, a := below("f.path", f.PathPrefix)
 		where = append(where, c)
 		args = append(args, a...)
 	}

@@ -141,15 +141,14 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
-	text, grep := prepare(items)
-	return ix.putPrepared(ctx, items, text, grep)
+	return ix.putPrepared(ctx, items, prepare(items))
 }
 
 var _ index.PreparingStore = (*Index)(nil)
 
 // PreparePut implements index.PreparingStore.
 func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.Item) error {
-	text, grep := prepare(items)
+	pre := prepare(items)
 	return func(ctx context.Context, final []index.Item) error {
 		if !samePrepared(items, final) {
 			return ix.Put(ctx, final...)
@@ -157,7 +156,7 @@ func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.It
 		if len(final) == 0 {
 			return nil
 		}
-		return ix.putPrepared(ctx, final, text, grep)
+		return ix.putPrepared(ctx, final, pre)
 	}
 }
 
@@ -175,12 +174,12 @@ func samePrepared(prepared, final []index.Item) bool {
 	return true
 }
 
-// putPrepared writes items whose postings prepare built.
-func (ix *Index) putPrepared(ctx context.Context, items []index.Item, text, grep *postings.Segment) error {
+// putPrepared writes items whose postings and tag hays prepare built.
+func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepared) error {
 	for try := 0; ; try++ {
 		full := false
 		err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
-			ops, err := ix.putItems(ctx, tx, items, text, grep)
+			ops, err := ix.putItems(ctx, tx, items, pre)
 			full = errors.Is(err, errIDsFull)
 			return ops, err
 		})
@@ -196,22 +195,45 @@ func (ix *Index) putPrepared(ctx context.Context, items []index.Item, text, grep
 	}
 }
 
-// putItems writes items in tx; text and grep are their postings, from
-// prepare.
-func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, text, grep *postings.Segment) ([]memOp, error) {
+// putItems writes items in tx; pre is their analysis, from prepare.
+func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, pre prepared) ([]memOp, error) {
 	var ops []memOp
-	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(text, grep)}
+	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(pre.text, pre.grep)}
 	var err error
 	if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
 		return nil, err
 	}
-	for _, it := range items {
+	// The tag index takes the hays prepare grouped by gram unless an
+	// item's tags differ from the ones it was prepared with (then the
+	// batch is grouped again here).
+	tags := pre.tags
+	var hays []string
+	for i, it := range items {
+		f := it.File
+		hay := index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
+		if hays == nil && hay != tags.Hay(i) {
+			hays = make([]string, i, len(items))
+			for j := range i {
+				hays[j] = tags.Hay(j)
+			}
+		}
+		if hays != nil {
+			hays = append(hays, hay)
+		}
 		o, err := ix.putTx(ctx, tx, it, w)
 		if err != nil {
 			return nil, err
 		}
 		ops = append(ops, o...)
 	}
+	if hays != nil {
+		paths := make([]string, len(items))
+		for i, it := range items {
+			paths[i] = it.File.Path
+		}
+		tags = index.NewTagBatch(paths, hays)
+	}
+	ops = append(ops, func() { ix.tags.SetBatch(tags) })
 	if err := w.insertFiles(ctx, ix, tx); err != nil {
 		return nil, err
 	}
@@ -351,7 +373,7 @@ const rowsPerInsert = 32
 // of a run of consecutive items (runs of about equal bytes), which are
 // then concatenated. Documents are numbered in item order (chunk order
 // within an item); Put assigns their ids in the same order.
-func prepare(items []index.Item) (text, grep *postings.Segment) {
+func prepare(items []index.Item) prepared {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(items)))
 	total := 0
 	for _, it := range items {
@@ -372,6 +394,15 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 	texts := make([]*postings.Segment, workers)
 	greps := make([]*postings.Segment, workers)
 	var wg sync.WaitGroup
+	var tags *index.TagBatch
+	wg.Go(func() {
+		paths, hays := make([]string, len(items)), make([]string, len(items))
+		for i, it := range items {
+			f := it.File
+			paths[i], hays[i] = f.Path, index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
+		}
+		tags = index.NewTagBatch(paths, hays)
+	})
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -398,14 +429,20 @@ func prepare(items []index.Item) (text, grep *postings.Segment) {
 		}()
 	}
 	wg.Wait()
-	text, grep = texts[0], greps[0]
+	text, grep := texts[0], greps[0]
 	if workers > 1 {
 		text, grep = postings.Concat(texts), postings.Concat(greps)
 	}
 	// The encoding but for the ids, also off the write lock.
 	text.EncodeTerms()
 	grep.EncodeTerms()
-	return text, grep
+	return prepared{text: text, grep: grep, tags: tags}
+}
+
+// prepared is what prepare computes of a batch before the write lock.
+type prepared struct {
+	text, grep *postings.Segment // postings of the chunks and the files' grep trigrams
+	tags       *index.TagBatch   // the files' tag hays (as the items were when prepared)
 }
 
 // contentSize is the bytes prepare analyses for an item.
@@ -501,10 +538,8 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 			return nil, err
 		}
 	}
-	path, hay := f.Path, index.TagHay(f.Path, f.CreatedBy, f.Task, f.RelatedApps)
-	ops := []memOp{func() { ix.tags.Set(path, hay) }}
 	if it.Content == nil {
-		return ops, nil
+		return nil, nil
 	}
 	// Replace derived data, keeping vectors of unchanged chunk texts.
 	var old map[string]oldChunk
@@ -521,12 +556,13 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 	}
 	content := ix.vecs[embedding.SpaceContent]
 	var oldKeys []string
-	for k := range old {
+	var byText map[string][]byte
+	for k, o := range old {
 		oldKeys = append(oldKeys, k)
-	}
-	byText := map[string][]byte{}
-	for _, o := range old {
 		if o.fresh && o.vec != nil {
+			if byText == nil {
+				byText = map[string][]byte{}
+			}
 			byText[o.text] = o.vec
 		}
 	}
@@ -562,16 +598,27 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 	if it.Content.GrepOK {
 		w.post.addFile(id)
 	}
-	ops = append(ops, func() {
+	if len(oldKeys) == 0 && len(keep) == 0 {
+		return nil, nil
+	}
+	return []memOp{func() {
 		for _, k := range oldKeys {
 			content.Delete(k)
 		}
 		for _, k := range keep {
 			content.Set(k.key, decodeVec(k.vec))
 		}
-	})
-	return ops, nil
+	}}, nil
 }
+
+// chunksOf selects the chunks of one path through the index of their
+// keys (a chunk's key is its path, '#' and five digits: see
+// index.ChunkKey), with the arguments chunksOfArgs gives: chunks have no
+// index of their own on path (derived version 6). The path test drops
+// keys of a longer path that starts with path and '#'.
+const chunksOf = `key >= ? AND key < ? AND path = ?`
+
+func chunksOfArgs(path string) []any { return []any{path + "#", path + "$", path} }
 
 type oldChunk struct {
 	text  string
@@ -582,7 +629,7 @@ type oldChunk struct {
 // dropChunksTx deletes the chunks of path, tombstoning their postings
 // through p, and returns them by key.
 func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, p *postingsTx) (map[string]oldChunk, error) {
-	rows, err := ix.txQuery(ctx, tx, `SELECT id, key, text, vec, fresh FROM chunks WHERE path = ?`, path)
+	rows, err := ix.txQuery(ctx, tx, `SELECT id, key, text, vec, fresh FROM chunks WHERE `+chunksOf, chunksOfArgs(path)...)
 	if err != nil {
 		return nil, err
 	}
@@ -608,7 +655,7 @@ func (ix *Index) dropChunksTx(ctx context.Context, tx *sql.Tx, path string, p *p
 	for _, id := range ids {
 		p.dropChunk(id)
 	}
-	if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks WHERE path = ?`, path); err != nil {
+	if _, err := ix.txExec(ctx, tx, `DELETE FROM chunks WHERE `+chunksOf, chunksOfArgs(path)...); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -764,7 +811,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 			return nil, err
 		}
 		// Chunks move with the file; their full-text rows carry the path.
-		crows, err := ix.txQuery(ctx, tx, `SELECT id, no, text FROM chunks WHERE path = ?`, r.f.Path)
+		crows, err := ix.txQuery(ctx, tx, `SELECT id, no, text FROM chunks WHERE `+chunksOf, chunksOfArgs(r.f.Path)...)
 		if err != nil {
 			return nil, err
 		}
