@@ -3,9 +3,11 @@ package hostfs
 import (
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,3 +171,52 @@ func BenchmarkFiles(b *testing.B) {
 		return nil
 	})
 }
+
+// benchCreate creates, writes (1 KiB) and closes a new small file per
+// iteration, below dir ("" or "a/b/c"): os.OpenFile of the host path vs
+// hostfs OpenFile in ReadWrite mode, each in its own directory.
+func benchCreate(b *testing.B, dir string, rootOnly bool) {
+	host := b.TempDir()
+	for _, side := range []string{"os", "fs"} {
+		if err := os.MkdirAll(filepath.Join(host, side, dir), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f, err := Open(host, ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	noFastPath(f, rootOnly)
+	data := []byte(strings.Repeat("x", 1<<10))
+	const flag = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	osN, fsN := 0, 0
+	pair(b, func() error {
+		osN++
+		h, err := os.OpenFile(filepath.Join(host, "os", dir, "f"+strconv.Itoa(osN)), flag, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Write(data); err != nil {
+			h.Close()
+			return err
+		}
+		return h.Close()
+	}, func() error {
+		fsN++
+		h, err := f.OpenFile(ctx, "/"+path.Join("fs", dir, "f"+strconv.Itoa(fsN)), flag, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Write(data); err != nil {
+			h.Close()
+			return err
+		}
+		return h.Close()
+	})
+}
+
+func BenchmarkCreate1KiB(b *testing.B)               { benchCreate(b, "", false) }
+func BenchmarkCreate1KiBDepth4(b *testing.B)         { benchCreate(b, "a/b/c", false) }
+func BenchmarkCreate1KiBRootOnly(b *testing.B)       { benchCreate(b, "", true) }
+func BenchmarkCreate1KiBDepth4RootOnly(b *testing.B) { benchCreate(b, "a/b/c", true) }

@@ -17,8 +17,11 @@ import (
 // RESOLVE_NO_MAGICLINKS. os.Root walks a path one openat per element, which
 // is what makes deep paths slow. The fast path only ever answers success:
 // on any error the caller repeats the operation through os.Root, so error
-// semantics (and the errors themselves) are os.Root's. Kernels older than
-// 5.6 answer ENOSYS, which turns the fast path off.
+// semantics (and the errors themselves) are os.Root's. That holds for
+// opens that create or truncate too: an openat2 that fails has created and
+// truncated nothing, and where it succeeds the kernel followed the links
+// os.Root would follow (O_CREAT|O_EXCL follows no final link in either).
+// Kernels older than 5.6 answer ENOSYS, which turns the fast path off.
 
 const (
 	sysOpenat2          = 437 // the same number on every Linux architecture

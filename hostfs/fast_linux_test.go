@@ -5,6 +5,7 @@ package hostfs
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -39,6 +40,29 @@ func TestFastPath(t *testing.T) {
 		if _, ok := f.fast.stat(rel, "x"); ok {
 			t.Errorf("fast stat(%s) succeeded", rel)
 		}
+	}
+	// Opens that create or write: the kernel refuses every way out, so
+	// nothing is created or opened for writing outside the root.
+	outside := t.TempDir()
+	must(t, os.Symlink(filepath.Join(outside, "new"), filepath.Join(dir, "a/dangling")))
+	for _, rel := range []string{"a/etc", "a/out/x", "a/abs", "a/dangling", "../" + filepath.Base(dir) + "/new"} {
+		for _, flag := range []int{syscall.O_WRONLY | syscall.O_CREAT, syscall.O_RDWR | syscall.O_CREAT | syscall.O_EXCL, syscall.O_WRONLY} {
+			if fd, ok := f.fast.open(rel, flag, 0o644); ok {
+				syscall.Close(fd)
+				t.Errorf("fast open(%s, %#x) succeeded", rel, flag)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("a fast create left the root: %v", ents)
+	}
+	fd, ok := f.fast.open("a/b/new", syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL, 0o600)
+	if !ok {
+		t.Fatal("fast create inside the root failed")
+	}
+	syscall.Close(fd)
+	if info, err := os.Stat(filepath.Join(dir, "a/b/new")); err != nil || info.Mode().Perm()&^0o600 != 0 {
+		t.Fatalf("fast create made %v, %v", info, err)
 	}
 }
 

@@ -255,8 +255,12 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 		return nil, semfs.PathErr(op, p, semfs.ErrIsDir, "the root is a directory; list it instead")
 	}
 	var h *os.File
-	if flag == os.O_RDONLY {
-		if fd, ok := f.fast.open(rel(p), syscall.O_RDONLY|syscall.O_NONBLOCK, 0); ok {
+	if fastFlags(flag, perm) {
+		var mode uint32
+		if flag&os.O_CREATE != 0 {
+			mode = uint32(perm)
+		}
+		if fd, ok := f.fast.open(rel(p), flag|syscall.O_NONBLOCK, mode); ok {
 			h = os.NewFile(uintptr(fd), p)
 		}
 	}
@@ -284,6 +288,15 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 	// no descriptor: handing out the host's would let a front end mix the
 	// two for one file.
 	return &file{f: h, path: p, writable: flag&(os.O_WRONLY|os.O_RDWR) != 0, hostFd: f.ov == nil}, nil
+}
+
+// fastFlags reports whether an open with flag and perm may take the
+// openat2 fast path: the kernel then does what os.Root.OpenFile does.
+// O_APPEND is left to os.Root, whose File refuses WriteAt on it; a perm
+// os.Root refuses goes there for its error.
+func fastFlags(flag int, perm fs.FileMode) bool {
+	const allowed = syscall.O_ACCMODE | os.O_CREATE | os.O_EXCL | os.O_TRUNC
+	return flag&^allowed == 0 && perm&0o777 == perm
 }
 
 // ReadFile reads the whole file name.
