@@ -127,7 +127,7 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 	}{
 		{`SELECT id, key, text, vec, fresh FROM chunks WHERE ` + chunksOf, byKey, chunksOfArgs("/a")},
 		{`DELETE FROM chunks WHERE ` + chunksOf, byKey, chunksOfArgs("/a")},
-		{`SELECT fc.id FROM files f JOIN chunks fc ON fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path WHERE f.task = ?`,
+		{`SELECT fc.id FROM files f JOIN chunks fc ON fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path WHERE f.task = ? AND f.task != ''`,
 			byKey, []any{"t"}},
 		{`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`,
 			"COVERING " + byKey, nil},

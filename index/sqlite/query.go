@@ -76,11 +76,11 @@ func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(
 	var where []string
 	var args []any
 	if f.Task != "" {
-		where = append(where, `f.task = ?`)
+		where = append(where, `f.task = ? AND f.task != ''`) // != '': files_task is partial
 		args = append(args, f.Task)
 	}
 	if f.CreatedBy != "" {
-		where = append(where, `f.created_by = ?`)
+		where = append(where, `f.created_by = ? AND f.created_by != ''`) // != '': files_created_by is partial
 		args = append(args, f.CreatedBy)
 	}
 	if f.PathPrefix != "" && f.PathPrefix != "/" {

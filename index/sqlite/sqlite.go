@@ -77,7 +77,8 @@ import (
 // SchemaVersion is the version of the store-of-record schema.
 //
 //	1: files (tags as JSON columns, bookkeeping), links, kv.
-const SchemaVersion = 1
+//	2: files_task and files_created_by leave out the empty value.
+const SchemaVersion = 2
 
 // DerivedVersion is the version of the derived tables and of the analysis
 // that fills them; bumping it rebuilds derived data on the next Open.
@@ -445,7 +446,7 @@ func (ix *Index) load(ctx context.Context) error {
 	if err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	ix.tags.Reset()
+	var paths, hays []string
 	for rows.Next() {
 		var p, by, task, apps string
 		var vec []byte
@@ -453,7 +454,7 @@ func (ix *Index) load(ctx context.Context) error {
 			rows.Close()
 			return storeErr("open index", ix.path, err)
 		}
-		ix.tags.Set(p, index.TagHay(p, by, task, decodeList(apps)))
+		paths, hays = append(paths, p), append(hays, index.TagHay(p, by, task, decodeList(apps)))
 		if v := decodeVec(vec); v != nil {
 			tags.Set(p, v)
 		}
@@ -462,6 +463,8 @@ func (ix *Index) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return storeErr("open index", ix.path, err)
 	}
+	ix.tags.Reset()
+	ix.tags.SetBatch(index.NewTagBatch(paths, hays))
 	rows, err = ix.db.QueryContext(ctx, `SELECT key, vec FROM chunks WHERE vec IS NOT NULL`)
 	if err != nil {
 		return storeErr("open index", ix.path, err)
