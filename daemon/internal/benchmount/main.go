@@ -28,6 +28,8 @@ import (
 	"github.com/semfs/semfs/daemon"
 )
 
+var debugFlag = flag.Bool("debug", false, "log every FUSE request the daemon serves, and each walk as it starts (stderr)")
+
 func main() {
 	dir := flag.String("dir", "/tmp/semfs-bench", "scratch directory (wiped)")
 	seqMiB := flag.Int("seq-mib", 256, "size of the sequential file in MiB")
@@ -35,7 +37,13 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (daemon and workload) to this file")
 	streamprofile := flag.String("streamprofile", "", "write a CPU profile of the small-file stream through the mount (daemon and workload) to this file")
 	passthrough := flag.Bool("passthrough", true, "let the kernel read and write backing files directly (FUSE passthrough)")
+	only := flag.String("only", "", `run only these workloads: "walks" (the small files, then the tree walks; no sequential file)`)
+	walkprofile := flag.String("walkprofile", "", "write a CPU profile of the tree walks through the mount (daemon and workload) to this file")
+	rounds := flag.Int("rounds", 1, "run the tree walks this many times (a row per walk and round)")
 	flag.Parse()
+	if *only != "" && *only != "walks" {
+		log.Fatalf("-only %q: the only subset is walks", *only)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		must(err)
@@ -54,6 +62,7 @@ func main() {
 	cfg.Socket = filepath.Join(*dir, "semfs.sock")
 	cfg.DropCaps = false // an in-process daemon cannot re-exec itself
 	cfg.Passthrough = *passthrough
+	cfg.Debug = *debugFlag
 	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if err := d.Start(context.Background()); err != nil {
 		log.Fatal(err)
@@ -67,25 +76,12 @@ func main() {
 		fmt.Printf("| %s | %s | %s | %.2f× |\n", name, sn, sm, float64(tm)/float64(tn))
 	}
 	seq := int64(*seqMiB) << 20
-	row(fmt.Sprintf("sequential write, 1 MiB blocks, %d MiB", *seqMiB), func(root string) (time.Duration, string) {
-		d := seqWrite(filepath.Join(root, "seq.bin"), seq)
-		return d, mbps(seq, d)
-	})
-	row(fmt.Sprintf("sequential read, 1 MiB blocks, %d MiB, cold (caches dropped)", *seqMiB), func(root string) (time.Duration, string) {
-		dropCaches()
-		d := seqRead(filepath.Join(root, "seq.bin"))
-		return d, mbps(seq, d)
-	})
-	row(fmt.Sprintf("sequential read, 1 MiB blocks, %d MiB, warm", *seqMiB), func(root string) (time.Duration, string) {
-		seqRead(filepath.Join(root, "seq.bin")) // warm up
-		d := seqRead(filepath.Join(root, "seq.bin"))
-		return d, mbps(seq, d)
-	})
-	const reads = 20000
-	row("random 4 KiB reads (IOPS)", func(root string) (time.Duration, string) {
-		d := randRead(filepath.Join(root, "seq.bin"), seq, reads)
-		return d, fmt.Sprintf("%.0f IOPS", reads/d.Seconds())
-	})
+	if *only == "walks" {
+		seq = 0
+	}
+	if seq > 0 {
+		seqRows(row, seq, *seqMiB)
+	}
 	// Start the small-file stream from a settled daemon: the sequential
 	// file's close is still being hashed and indexed in the background,
 	// which the native side never pays for (its cost is in the catch-up
@@ -135,17 +131,56 @@ func main() {
 	// Tree walks, cold then warm. Cold: the kernel's caches are dropped
 	// (pages, dentries, inodes: the mount's FUSE inodes are forgotten too)
 	// before one run on each side. Warm: best of three runs right after.
-	for _, c := range [][]string{{"ls", "-R", "."}, {"find", ".", "-type", "f"}, {"grep", "-r", "needle-0042", "."}} {
+	if *walkprofile != "" && *cpuprofile == "" {
+		f, err := os.Create(*walkprofile)
+		must(err)
+		must(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	for _, c := range slices.Repeat([][]string{{"ls", "-R", "."}, {"find", ".", "-type", "f"}, {"grep", "-r", "needle-0042", "."}}, *rounds) {
 		row("`"+joinArgs(c)+"` over the small files, cold", func(root string) (time.Duration, string) {
 			dropCaches()
+			c0 := cpuTime()
 			d := runCmd(filepath.Join(root, "small"), c, 1)
-			return d, fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+			return d, walkResult(d, cpuTime()-c0, 1)
 		})
 		row("`"+joinArgs(c)+"` over the small files, warm", func(root string) (time.Duration, string) {
+			c0 := cpuTime()
 			d := runCmd(filepath.Join(root, "small"), c, 3)
-			return d, fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+			return d, walkResult(d, cpuTime()-c0, 3)
 		})
 	}
+}
+
+// walkResult describes a walk that took d at best, and the CPU this
+// process (the daemon; the walk runs in a child) used over its runs: on a
+// shared machine the daemon's CPU per walk varies less than wall time.
+func walkResult(d, cpu time.Duration, runs int) string {
+	return fmt.Sprintf("%.1f ms (daemon CPU %.1f ms)", float64(d.Microseconds())/1000, float64(cpu.Microseconds())/1000/float64(runs))
+}
+
+// seqRows measures the sequential file: written, read cold and warm, and
+// read at random offsets.
+func seqRows(row func(string, func(string) (time.Duration, string)), seq int64, seqMiB int) {
+	row(fmt.Sprintf("sequential write, 1 MiB blocks, %d MiB", seqMiB), func(root string) (time.Duration, string) {
+		d := seqWrite(filepath.Join(root, "seq.bin"), seq)
+		return d, mbps(seq, d)
+	})
+	row(fmt.Sprintf("sequential read, 1 MiB blocks, %d MiB, cold (caches dropped)", seqMiB), func(root string) (time.Duration, string) {
+		dropCaches()
+		d := seqRead(filepath.Join(root, "seq.bin"))
+		return d, mbps(seq, d)
+	})
+	row(fmt.Sprintf("sequential read, 1 MiB blocks, %d MiB, warm", seqMiB), func(root string) (time.Duration, string) {
+		seqRead(filepath.Join(root, "seq.bin")) // warm up
+		d := seqRead(filepath.Join(root, "seq.bin"))
+		return d, mbps(seq, d)
+	})
+	const reads = 20000
+	row("random 4 KiB reads (IOPS)", func(root string) (time.Duration, string) {
+		d := randRead(filepath.Join(root, "seq.bin"), seq, reads)
+		return d, fmt.Sprintf("%.0f IOPS", reads/d.Seconds())
+	})
 }
 
 // dropCaches writes back dirty pages and drops the kernel's page, dentry
@@ -359,6 +394,9 @@ func runCmd(dir string, args []string, runs int) time.Duration {
 	}
 	best := time.Duration(1 << 62)
 	for range runs {
+		if *debugFlag {
+			log.Printf("benchmount: running %v", args)
+		}
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stderr = os.Stderr
 		start := time.Now()
