@@ -62,11 +62,16 @@ func needPassthrough(t *testing.T, srv *Server) {
 	}
 }
 
-// countingFS counts the reads and writes the daemon serves, forwarding
-// host descriptors.
+// countingFS counts the reads and writes the daemon serves, and the
+// stats that reach the tree, forwarding host descriptors.
 type countingFS struct {
 	*hostfs.FS
-	reads, writes atomic.Int64
+	reads, writes, stats atomic.Int64
+}
+
+func (c *countingFS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	c.stats.Add(1)
+	return c.FS.Stat(ctx, name)
 }
 
 type countingFile struct {
@@ -399,5 +404,83 @@ func TestForget(t *testing.T) {
 	}
 	if p, ok := srv.t.pathOf(st.Ino); !ok || p != "/d/f000" {
 		t.Fatalf("number %d names %q (%v) after a new lookup", st.Ino, p, ok)
+	}
+}
+
+// TestSmallReadsCached: where passthrough is on, a small file opened
+// read-only is read through the page cache, kept across opens while the
+// host file is unchanged. An open, fstat, read and close of a file read
+// before then reaches the tree with nothing but the open: no read, and no
+// stat (a passthrough read marks the inode's access time stale, so every
+// fstat after one was a GETATTR). A write through the mount by
+// passthrough, and a change of the host file behind the mount, drop the
+// pages, so the next open reads the new bytes.
+func TestSmallReadsCached(t *testing.T) {
+	dir := t.TempDir()
+	h, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	c := &countingFS{FS: h}
+	srv := mountServer(t, c, Options{KeepCache: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
+	needPassthrough(t, srv)
+	p := filepath.Join(srv.Dir(), "f")
+	host := filepath.Join(dir, "f")
+	// Written on the host: a file just written through the mount stays
+	// watched for writes through mappings for a while (mapped.go), whose
+	// events may drop its pages again.
+	if err := os.WriteFile(host, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readAll := func() string {
+		t.Helper()
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Stat(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// The first open reads the file into the page cache; that READ marks
+	// the access time stale, as any READ the daemon serves does, so the
+	// second open's fstat is a GETATTR.
+	for range 2 {
+		if got := readAll(); got != "first" {
+			t.Fatalf("read %q, want first", got)
+		}
+	}
+	r0, s0 := c.reads.Load(), c.stats.Load()
+	for range 3 {
+		if got := readAll(); got != "first" {
+			t.Fatalf("read %q, want first", got)
+		}
+	}
+	if r, s := c.reads.Load()-r0, c.stats.Load()-s0; r != 0 || s != 0 {
+		t.Errorf("three more opens of an unchanged file served %d reads and %d stats; want none", r, s)
+	}
+
+	// Rewritten through the mount (a writable open is passthrough).
+	if err := os.WriteFile(p, []byte("SECOND"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(); got != "SECOND" {
+		t.Errorf("after a write through the mount read %q, want SECOND", got)
+	}
+
+	// Rewritten in place behind the mount, same size, unreported.
+	time.Sleep(10 * time.Millisecond) // a later mtime
+	if err := os.WriteFile(host, []byte("THIRD!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(); got != "THIRD!" {
+		t.Errorf("after a change behind the mount read %q, want THIRD!", got)
 	}
 }

@@ -68,6 +68,15 @@
 // as it does with [Options.NoPassthrough]. A daemon that drops its
 // capabilities after mounting therefore serves through itself.
 //
+// A file of at most 1 MiB opened read-only while no handle of it is open
+// by passthrough is read through the page cache instead, with its pages
+// kept across opens while the host file's identity, size, mtime and ctime
+// stay those they were loaded from (with [Options.KeepCache]): a
+// passthrough open costs the kernel a backing file registered and
+// dropped per open, and a passthrough read marks the inode's access time
+// stale, so the program's next fstat(2) is a GETATTR round trip (grep -r
+// paid one per file). A cold small file then costs one READ round trip.
+//
 // The kernel requires all opens of one inode to be passthrough while one
 // is, all to the backing file of the first: a handle without a descriptor
 // opened then is refused with ETXTBSY, and one on another host file (the

@@ -29,6 +29,9 @@ type handle struct {
 	// readOnlyFd).
 	roFd  int
 	hasRo bool
+	// stamp is the host file as a read-only handle served through the
+	// page cache found it at open (tree.readCached).
+	stamp pageStamp
 
 	mu  sync.Mutex // serialises reads of an ro file without ReadAt
 	pos int64

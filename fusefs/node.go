@@ -58,6 +58,10 @@ type tree struct {
 	// kernel refuses to open one inode in passthrough and cached mode at
 	// once.
 	modes map[uint64]*ioCount
+	// pages holds, for each number read through the page cache while
+	// passthrough is on, the stamp of the host file its pages came from
+	// (see readCached).
+	pages map[uint64]pageStamp
 
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
 
@@ -80,15 +84,6 @@ type ioCount struct {
 // fileID is a host file's identity.
 type fileID struct{ dev, ino uint64 }
 
-// hostID returns the identity of the host file open at fd.
-func hostID(fd int) (fileID, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return fileID{}, false
-	}
-	return fileID{uint64(st.Dev), st.Ino}, true
-}
-
 // minSweep is the smallest table size at which unheld numbers are swept.
 const minSweep = 1 << 16
 
@@ -107,6 +102,7 @@ func newTree(fsys semfs.FS, opts Options) *tree {
 		sweepAt: minSweep,
 		live:    map[uint64]*gofs.Inode{},
 		modes:   map[uint64]*ioCount{},
+		pages:   map[uint64]pageStamp{},
 	}
 	t.mapped.t = t
 	t.entryTTL, t.attrTTL = *timeout(opts.EntryTimeout), *timeout(opts.AttrTimeout)
@@ -200,6 +196,7 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 		return // looked up again between go-fuse's forget and this call
 	}
 	delete(t.live, ino)
+	delete(t.pages, ino)
 	if p, ok := t.paths[ino]; ok {
 		delete(t.paths, ino)
 		if t.inos[p].ino == ino {
@@ -209,8 +206,10 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 }
 
 // opened decides how the kernel serves h, a new handle of number ino:
-// by passthrough when the file has a host descriptor and no cached handle
-// of the same file is open, else through the page cache (kept across opens
+// a small file opened read-only with no passthrough handle open through
+// the page cache (readCached); else by passthrough when the file has a
+// host descriptor and no cached handle of the same file is open, else
+// through the page cache (kept across opens
 // with Options.KeepCache, unless passthrough is on). The kernel requires every open of an inode open
 // by passthrough to be by passthrough, to the same backing file; a handle
 // without a host descriptor cannot be, so it is refused with ETXTBSY
@@ -248,9 +247,17 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 		c = &ioCount{}
 		t.modes[ino] = c
 	}
-	if c.cached == 0 && t.passthrough.Load() {
+	if t.passthrough.Load() {
 		if fd, ok := semfs.HostFd(h.file()); ok {
-			id, known := hostID(fd)
+			var st syscall.Stat_t
+			known := syscall.Fstat(fd, &st) == nil
+			id := fileID{uint64(st.Dev), st.Ino}
+			if known && c.passthrough == 0 && h.rw == nil && t.opts.KeepCache && st.Size <= cachedReadMax {
+				return t.readCached(ino, c, h, pageStamp{id, fileStamp{st.Size, st.Mtim, st.Ctim}}), t.keepPages(ino, h), 0
+			}
+			if c.cached > 0 {
+				goto cached // see the doc comment of opened
+			}
 			if c.passthrough > 0 && (!known || id != c.backing) {
 				// The file was replaced behind the mount (a temporary
 				// file renamed over it, maybe not reported yet): the
@@ -270,6 +277,7 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 			h.mode, h.fd = ioPassthrough, fd
 			regFd := fd
 			if h.rw != nil {
+				delete(t.pages, ino) // written around the page cache
 				if c.writers == 0 {
 					t.mapped.drop(ino) // this handle's close re-reads the file
 				}
@@ -279,6 +287,7 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 			return &ptHandle{handle: h, fd: regFd}, 0, 0
 		}
 	}
+cached:
 	if c.passthrough > 0 {
 		c = t.awaitRelease(ino)
 	}
@@ -296,6 +305,49 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 		return h, fuse.FOPEN_KEEP_CACHE, 0
 	}
 	return h, 0, 0
+}
+
+// cachedReadMax is the size up to which a file opened read-only while no
+// handle of it is open by passthrough is read through the page cache
+// instead (see readCached).
+const cachedReadMax = 1 << 20
+
+// pageStamp is the host file and its status as they were when the kernel
+// last loaded a number's pages through the daemon.
+type pageStamp struct {
+	id fileID
+	fileStamp
+}
+
+// readCached serves h, a read-only handle of a small file (number ino,
+// count c) that no passthrough handle has open, through the kernel's
+// page cache, with the host file's stamp as it is now. A passthrough
+// read costs a round trip per open and stat that a cached one does not:
+// the kernel registers and drops a backing file for every open of an
+// inode, and marks the inode's access time stale after every read, so
+// the program's next fstat(2) is a GETATTR; grep -r over a tree paid
+// both for every file. The pages are kept across opens only while the
+// stamp is unchanged (keepPages): writes by passthrough, which go around
+// them, change it (and a writable passthrough open forgets it), and so
+// does a file replaced behind the mount. Bigger files stay passthrough,
+// whose reads are the host's own. The caller holds t.mu.
+func (t *tree) readCached(ino uint64, c *ioCount, h *handle, st pageStamp) *handle {
+	c.cached++
+	h.mode = ioCached
+	h.stamp = st
+	return h
+}
+
+// keepPages reports the open flags of h, a handle readCached made: the
+// kernel keeps the number's pages when they were loaded from the file
+// as it is now, and drops them otherwise. The caller holds t.mu.
+func (t *tree) keepPages(ino uint64, h *handle) uint32 {
+	old, ok := t.pages[ino]
+	t.pages[ino] = h.stamp
+	if ok && old == h.stamp {
+		return fuse.FOPEN_KEEP_CACHE
+	}
+	return 0
 }
 
 // awaitRelease waits a little, with t.mu unlocked meanwhile, for the
@@ -381,6 +433,7 @@ func (t *tree) drop(p string, dir bool) {
 	if e, ok := t.inos[p]; ok {
 		delete(t.inos, p)
 		delete(t.paths, e.ino)
+		delete(t.pages, e.ino)
 		t.mapped.drop(e.ino)
 	}
 	if !dir {
@@ -390,6 +443,7 @@ func (t *tree) drop(p string, dir bool) {
 		if semfs.HasPrefix(k, p) {
 			delete(t.inos, k)
 			delete(t.paths, e.ino)
+			delete(t.pages, e.ino)
 			t.mapped.drop(e.ino)
 		}
 	}
