@@ -461,6 +461,9 @@ func (t *tree) mayBeDir(p string) bool {
 // mountKey marks the context of a request that came through the mount.
 type mountKey struct{}
 
+// fromMount is the context every request's is made from (tree.ctx).
+var fromMount = context.WithValue(context.Background(), mountKey{}, true)
+
 // FromMount reports whether ctx is the context of a request made through a
 // mount: a change it made needs no notification to the kernel, which made
 // it.
@@ -516,8 +519,11 @@ func (t *tree) moveLocked(oldp, newp string, dir bool) {
 // preemption all the time), and a create, rename or truncate cut short
 // answers EINTR, which rename(2), close(2) and most callers do not retry.
 // libfuse ignores interrupts by default for the same reason.
+//
+// It is derived from one context made once (fromMount) rather than from
+// go-fuse's: nothing below the mount reads the request's, and every
+// request saves two allocations.
 func (t *tree) ctx(ctx context.Context) context.Context {
-	ctx = context.WithValue(context.WithoutCancel(ctx), mountKey{}, true)
 	var pid, uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
 		pid, uid, gid = c.Pid, c.Uid, c.Gid
@@ -528,7 +534,7 @@ func (t *tree) ctx(ctx context.Context) context.Context {
 	} else {
 		p = semfs.Principal{ID: fmt.Sprintf("uid:%d", uid)}
 	}
-	return semfs.WithPrincipal(ctx, p)
+	return semfs.WithPrincipal(fromMount, p)
 }
 
 func (t *tree) errno(err error) syscall.Errno { return Errno(err, t.opts.Logf) }
