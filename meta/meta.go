@@ -522,6 +522,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	f.mu.Lock()
 	err = f.store.Rename(ctx, o, n)
 	f.vis.rename(o, n)
+	// A save of n (or o) that read its bytes before the rename holds the
+	// replaced file's: it must not overwrite the row that moved here.
+	f.tickets.supersede(under(o, n))
 	f.mu.Unlock()
 	if f.deferCloses() {
 		f.flushLocked(ctx, under(n))
@@ -754,6 +757,19 @@ func (t *tickets) stale(p string, n uint64) bool {
 	defer t.mu.Unlock()
 	pt := t.paths[p]
 	return pt != nil && pt.committed > n
+}
+
+// supersede makes every save in flight of a path satisfying match stale,
+// as if a newer one had been committed.
+func (t *tickets) supersede(match func(string) bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next++
+	for p, pt := range t.paths {
+		if match(p) {
+			pt.committed = t.next
+		}
+	}
 }
 
 // committed records that the save of p with ticket n was committed.

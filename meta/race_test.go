@@ -204,8 +204,16 @@ func TestDeferredCloseRacesWriteFile(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	wg.Wait() // WriteFile commits while the batch is held
+	// WriteFile commits while the batch is held, unless it waits for the
+	// pending close of its file (then the race cannot happen at all).
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
 	close(h.release)
+	wg.Wait()
 	if err := f.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +223,33 @@ func TestDeferredCloseRacesWriteFile(t *testing.T) {
 func sha(data []byte) string {
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
+}
+
+// TestCloseRacesRenameOver: a close of the target reads its bytes, then a
+// rename replaces the target with another file, and only then does the
+// close commit: the row must describe the file renamed there.
+func TestCloseRacesRenameOver(t *testing.T) {
+	f, ix, h := newHoldFS(t, 0)
+	write(t, f, as("first"), "/new.txt", "the new version, renamed over the target\n")
+	w, err := f.OpenFile(as("first"), "/target.txt", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("the old version\n")); err != nil {
+		t.Fatal(err)
+	}
+	h.arm("read", "/target.txt")
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	waitHeld(t, h)
+	if err := f.Rename(context.Background(), "/new.txt", "/target.txt"); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	wg.Wait()
+	wantRow(t, f, ix, "/target.txt")
 }
