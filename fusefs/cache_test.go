@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -482,5 +483,81 @@ func TestSmallReadsCached(t *testing.T) {
 	}
 	if got := readAll(); got != "THIRD!" {
 		t.Errorf("after a change behind the mount read %q, want THIRD!", got)
+	}
+}
+
+// walkCountingFS counts the stats, listings and opens that reach the
+// tree.
+type walkCountingFS struct {
+	*countingFS
+	lists, opens atomic.Int64
+}
+
+func (c *walkCountingFS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	c.lists.Add(1)
+	return c.countingFS.ReadDir(ctx, name)
+}
+
+func (c *walkCountingFS) Open(ctx context.Context, name string) (fs.File, error) {
+	c.opens.Add(1)
+	return c.countingFS.Open(ctx, name)
+}
+
+// TestWalkRequests runs ls -R, find and grep -r over a mounted host tree
+// and counts what reaches the tree: a walk that reads only names costs a
+// stat and a listing per directory, never one per file (plain READDIR; a
+// READDIRPLUS would stat every entry), and a second grep -r opens each
+// file and stats and reads none.
+func TestWalkRequests(t *testing.T) {
+	for _, tool := range []string{"ls", "find", "grep"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s is not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	const dirs, files = 4, 25
+	for d := range dirs {
+		sub := filepath.Join(dir, fmt.Sprintf("d%d", d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := range files {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d", f)), []byte(fmt.Sprintf("file %d %d\n", d, f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	c := &walkCountingFS{countingFS: &countingFS{FS: h}}
+	srv := mountServer(t, c, Options{KeepCache: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
+	run := func(args ...string) {
+		t.Helper()
+		// The directory is an argument, not the working directory: the
+		// child must not change into a mount this process serves
+		// between fork and exec.
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil && args[0] != "grep" {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	for _, walk := range [][]string{{"ls", "-R", srv.Dir()}, {"find", srv.Dir(), "-type", "f"}} {
+		s0, l0 := c.stats.Load(), c.lists.Load()
+		run(walk...)
+		if s := c.stats.Load() - s0; s > dirs+1 {
+			t.Errorf("%s stated %d paths in the tree; want at most one per directory (%d)", walk[0], s, dirs+1)
+		}
+		if l := c.lists.Load() - l0; l > dirs+1 {
+			t.Errorf("%s listed %d directories; want at most %d", walk[0], l, dirs+1)
+		}
+	}
+	run("grep", "-r", "nothing-matches", srv.Dir()) // looks the files up, loads their pages
+	run("grep", "-r", "nothing-matches", srv.Dir()) // the read marked atime stale once
+	s0, o0, r0 := c.stats.Load(), c.opens.Load(), c.reads.Load()
+	run("grep", "-r", "nothing-matches", srv.Dir())
+	if s, o, r := c.stats.Load()-s0, c.opens.Load()-o0, c.reads.Load()-r0; s != 0 || o != dirs*files || r != 0 {
+		t.Errorf("a warm grep -r over %d files reached the tree with %d stats, %d opens, %d reads; want 0, %d, 0", dirs*files, s, o, r, dirs*files)
 	}
 }
