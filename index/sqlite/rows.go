@@ -121,8 +121,26 @@ func (ix *Index) File(ctx context.Context, path string) (index.File, error) {
 }
 
 // Files implements index.Store.
+//
+// It reads in one transaction and remembers, with the generation it read
+// at, what a Put needs of each path's row (see seenRows): the meta layer
+// reads a batch's rows just before it writes them, and the Put then need
+// not read them again.
 func (ix *Index) Files(ctx context.Context, paths []string) (map[string]index.File, error) {
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // BEGIN DEFERRED
+	if err != nil {
+		return nil, storeErr("meta", "/", err)
+	}
+	defer tx.Rollback()
+	gen, err := ix.readGen(ctx, tx) // the first read fixes the snapshot
+	if err != nil {
+		return nil, storeErr("meta", "/", err)
+	}
 	out := make(map[string]index.File, len(paths))
+	seen := &seenRows{gen: gen, rows: make(map[string]fileRow, len(paths))}
+	for _, p := range paths {
+		seen.rows[p] = fileRow{} // id 0: no row
+	}
 	for len(paths) > 0 {
 		n := min(len(paths), 500)
 		batch := paths[:n]
@@ -131,24 +149,73 @@ func (ix *Index) Files(ctx context.Context, paths []string) (map[string]index.Fi
 		for i, p := range batch {
 			args[i] = p
 		}
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+fileCols+` FROM files WHERE path IN (`+placeholders(n)+`)`, args...)
+		rows, err := tx.QueryContext(ctx, `SELECT id, grep_ok, `+fileCols+` FROM files WHERE path IN (`+placeholders(n)+`)`, args...)
 		if err != nil {
 			return nil, storeErr("meta", "/", err)
 		}
 		for rows.Next() {
-			f, err := scanFile(rows)
+			var r fileRow
+			f, err := scanFile(idScanner{rows, &r})
 			if err != nil {
 				rows.Close()
 				return nil, storeErr("meta", "/", err)
 			}
 			out[f.Path] = f
+			seen.rows[f.Path] = r
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, storeErr("meta", "/", err)
 		}
 	}
+	ix.seenMu.Lock()
+	ix.seen = seen
+	ix.seenMu.Unlock()
 	return out, nil
+}
+
+// seenRows is what the last Files call read of each path's row (id 0: no
+// row), at generation gen. Every write transaction that inserts, deletes
+// or renumbers files rows, or changes their grep_ok, raises the
+// generation (they all change the postings or the tag index), so while
+// the generation is still gen the rows are still as read.
+type seenRows struct {
+	gen  int64
+	rows map[string]fileRow
+}
+
+// takeSeen returns the rows of items' paths as the last Files call read
+// them if the generation is still gen and that call read every path,
+// and forgets them.
+func (ix *Index) takeSeen(gen int64, items []index.Item) (map[string]fileRow, bool) {
+	ix.seenMu.Lock()
+	seen := ix.seen
+	ix.seen = nil
+	ix.seenMu.Unlock()
+	if seen == nil || seen.gen != gen {
+		return nil, false
+	}
+	out := make(map[string]fileRow, len(items))
+	for _, it := range items {
+		r, ok := seen.rows[it.File.Path]
+		if !ok {
+			return nil, false
+		}
+		if r.id != 0 {
+			out[it.File.Path] = r
+		}
+	}
+	return out, true
+}
+
+// idScanner scans the id and grep_ok columns before the file columns.
+type idScanner struct {
+	rows *sql.Rows
+	r    *fileRow
+}
+
+func (s idScanner) Scan(dest ...any) error {
+	return s.rows.Scan(append([]any{&s.r.id, &s.r.grep}, dest...)...)
 }
 
 // WalkFiles implements index.Store. It reads in pages, so fn may write to

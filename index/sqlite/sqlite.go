@@ -143,6 +143,9 @@ type Index struct {
 
 	tags *index.TagIndex // keyword points of the tag query (index.TagHay per file)
 
+	seenMu sync.Mutex
+	seen   *seenRows // what the last Files call read (see takeSeen)
+
 	// text holds the full-text postings of chunks (documents: chunk ids),
 	// grep the grep trigram postings of files (documents: file ids).
 	text, grep *postings.Index

@@ -199,9 +199,14 @@ func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepar
 func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, pre prepared) ([]memOp, error) {
 	var ops []memOp
 	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(pre.text, pre.grep)}
+	// The rows as the meta layer's Files just read them, if no write
+	// came between; else read them here.
 	var err error
-	if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
-		return nil, err
+	var ok bool
+	if w.rows, ok = ix.takeSeen(ix.st.gen, items); !ok {
+		if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
+			return nil, err
+		}
 	}
 	// The tag index takes the hays prepare grouped by gram unless an
 	// item's tags differ from the ones it was prepared with (then the
