@@ -196,11 +196,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	if h.hasRo {
 		syscall.Close(h.roFd)
 	}
-	p, named := h.t.pathOf(h.ino)
-	if h.t.closed(h) && opath >= 0 && named {
-		h.t.mapped.add(h.ino, p, opath, before)
-	} else if opath >= 0 {
-		syscall.Close(opath)
+	if lastWriter := h.t.closed(h); opath >= 0 {
+		if p, named := h.t.pathOf(h.ino); lastWriter && named {
+			h.t.mapped.add(h.ino, p, opath, before)
+		} else {
+			syscall.Close(opath)
+		}
 	}
 	return h.t.errno(err)
 }
