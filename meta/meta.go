@@ -27,9 +27,13 @@
 // returns, and a committer stores the rows of many closed files in one
 // transaction, within CloseDelay. Every read of rows through the layer
 // (Meta, Query, Search, SetTags, Rename) and Flush store what is pending
-// first, so no caller sees the lag; a process killed before the commit
-// loses those rows' created_by (Reconcile indexes the files as written by
-// an unknown writer). A FUSE mount wants this: the kernel sends RELEASE
+// under the paths they read first, so no caller sees the lag; a WriteFile
+// stores a pending close of its file first, so that the first writer
+// names the creator. A close whose row cannot be stored stays pending and
+// is retried. Too many pending closes make a close store its row itself.
+// A process killed before the commit loses those rows' created_by
+// (Reconcile indexes the files as written by an unknown writer) unless
+// Options.CloseJournal keeps them. A FUSE mount wants this: the kernel sends RELEASE
 // after close(2) returned, so nobody waits for that acknowledgement, while
 // a RELEASE that commits a row holds one of the few request readers.
 //
@@ -99,8 +103,8 @@ type Options struct {
 	CloseJournal string
 	// Changed, if set, is called after each change of the base's files
 	// made through the layer, with the context of the call that made it,
-	// before the index is updated (after it, for a rename with
-	// CloseDelay) — so that a front end caching the tree (the FUSE mount)
+	// before the index is updated (after it, for a rename with CloseDelay
+	// and a removal of a file whose close is pending) — so that a front end caching the tree (the FUSE mount)
 	// can drop what it holds. It must not block.
 	Changed func(ctx context.Context, c Change)
 }
@@ -225,21 +229,39 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 // Options.CloseJournal and did not store, then keeps the journal for this
 // one's deferred closes.
 func (f *FS) openCloseJournal(ctx context.Context) error {
-	j, left, err := openCloseJournal(f.opts.CloseJournal)
+	j, left, bad, err := openCloseJournalBad(f.opts.CloseJournal)
 	if err != nil {
 		return err
 	}
 	f.closes.log = f.log
+	if bad > 0 {
+		f.log.Warn("semfs skipped malformed lines of its close journal", "journal", f.opts.CloseJournal, "lines", bad)
+	}
+	var failed []queued
 	if len(left) > 0 {
-		f.closes.unflushed.Add(int64(len(left)))
+		stored := 0
 		for len(left) > 0 {
 			n := min(len(left), closeBatch)
-			f.storeCloses(ctx, left[:n])
+			batch := f.unstored(ctx, left[:n])
+			stored += len(batch)
+			fl, embed, _ := f.storeCloses(ctx, batch)
+			f.embedAll(ctx, embed)
+			failed = append(failed, fl...)
 			left = left[n:]
 		}
-		f.log.Info("stored the closes a previous process left unstored", "journal", f.opts.CloseJournal)
+		f.log.Info("stored the closes a previous process left unstored", "journal", f.opts.CloseJournal, "closes", stored, "failed", len(failed))
 	}
-	if err := j.reset(); err != nil {
+	if len(failed) == 0 {
+		err = j.reset()
+	} else {
+		// Kept for the committer, or for the next start.
+		keep := make([]closed, len(failed))
+		for i, d := range failed {
+			keep[i] = d.closed
+		}
+		err = j.rewrite(keep)
+	}
+	if err != nil {
 		j.close()
 		return fmt.Errorf("meta: emptying the close journal: %w", err)
 	}
@@ -247,24 +269,63 @@ func (f *FS) openCloseJournal(ctx context.Context) error {
 		return j.close()
 	}
 	f.closes.journal = j
+	if len(failed) > 0 {
+		c := &f.closes
+		c.paths = map[string]struct{}{}
+		for i := range failed {
+			c.seq++
+			failed[i].seq = c.seq
+			c.paths[failed[i].path] = struct{}{}
+		}
+		c.pending = failed
+		c.unflushed.Add(int64(len(failed)))
+		c.failures, c.retryAt = 1, time.Now().Add(closeRetry)
+	}
 	return nil
+}
+
+// unstored returns the closes of left replayed from the journal whose rows
+// are not stored as they are: a row with a creator and the file's size and
+// modification time was stored by the close (or a later write), and
+// storing it again would only move its updated_at.
+func (f *FS) unstored(ctx context.Context, left []closed) []queued {
+	paths := make([]string, len(left))
+	for i, d := range left {
+		paths[i] = d.path
+	}
+	rows, err := f.store.Files(ctx, paths)
+	out := make([]queued, 0, len(left))
+	for _, d := range left {
+		if r, ok := rows[d.path]; err == nil && ok && r.CreatedBy != "" {
+			info, err := f.base.Stat(ctx, d.path)
+			if err == nil && info.Size() == r.Size && info.ModTime().Equal(r.ModTime) {
+				continue
+			}
+		}
+		out = append(out, queued{closed: d, replay: true})
+	}
+	return out
 }
 
 // Close stores the rows of closed files still waiting (CloseDelay) and
 // stops the background indexer. Files still queued stay pending in the
-// store and are indexed by the next Reconcile or IndexPending.
+// store and are indexed by the next Reconcile or IndexPending. It returns
+// the error of a row it could not store (kept in Options.CloseJournal,
+// if set, for the next start).
 func (f *FS) Close() error {
+	var err error
 	f.closeMu.Do(func() {
 		close(f.stop)
 		if f.deferCloses() {
 			<-f.closes.done
+			err = f.closes.stopErr
 			if f.closes.journal != nil {
 				f.closes.journal.close()
 			}
 		}
 		f.stopped.Wait()
 	})
-	return nil
+	return err
 }
 
 // Unwrap returns the base FS.
@@ -338,6 +399,11 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 	p, err := semfs.Clean("write", name)
 	if err != nil {
 		return err
+	}
+	if f.deferCloses() {
+		// A close of p recorded before this write is stored first: its
+		// writer created the file, if this one did not.
+		f.flushCloses(context.WithoutCancel(ctx), func(q string) bool { return q == p })
 	}
 	// The ticket is taken before the write: written then knows whether
 	// another save of p began while the bytes went to the base.
@@ -423,7 +489,8 @@ func (w *writeFile) Close() error {
 		if ok {
 			return nil
 		}
-		// The layer is closing: store the row now.
+		// The layer is closing, or too many closes are pending: store
+		// the row now.
 	}
 	// A rename may move the file while it is being indexed: index it
 	// again under its new path (writtenBehind skips a path that is gone).
@@ -444,16 +511,47 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := semfs.Remove(ctx, f.base, p); err != nil {
+	return f.remove(ctx, "remove", p, func() error { return semfs.Remove(ctx, f.base, p) })
+}
+
+// remove runs do, the base's removal of p, then drops the rows at or
+// below p and the closes of the removed files still pending: a file
+// created again at p must not get their writers.
+func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
+	held := false
+	var mark uint64
+	if f.deferCloses() {
+		// A close of p being stored may have read the old file: it is
+		// committed before the removal, or it could store the old bytes
+		// and writer under a file created again at p meanwhile.
+		if held = f.closes.wanted(under(p)); held {
+			f.closes.run.Lock()
+		}
+		mark = f.closes.mark()
+	}
+	if err := do(); err != nil {
+		if held {
+			f.closes.run.Unlock()
+		}
 		return err
 	}
-	f.changed(ctx, Change{Op: ChangeRemove, Path: p})
+	if f.deferCloses() {
+		f.closes.drop(p, mark)
+	}
+	if !held {
+		f.changed(ctx, Change{Op: ChangeRemove, Path: p})
+	}
 	// Under f.mu, so that a close being committed (which checks the file
 	// is still there) cannot put the row back after this.
 	f.mu.Lock()
-	err = f.store.Remove(context.WithoutCancel(ctx), p, true)
+	err := f.store.Remove(context.WithoutCancel(ctx), p, true)
 	f.mu.Unlock()
-	f.logErr("remove", p, err)
+	if held {
+		// After run: see Rename.
+		f.closes.run.Unlock()
+		f.changed(ctx, Change{Op: ChangeRemove, Path: p})
+	}
+	f.logErr(op, p, err)
 	f.vis.drop(p)
 	return nil
 }
@@ -464,16 +562,7 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := semfs.RemoveAll(ctx, f.base, p); err != nil {
-		return err
-	}
-	f.changed(ctx, Change{Op: ChangeRemove, Path: p})
-	f.mu.Lock()
-	err = f.store.Remove(context.WithoutCancel(ctx), p, true)
-	f.mu.Unlock()
-	f.logErr("removeall", p, err)
-	f.vis.drop(p)
-	return nil
+	return f.remove(ctx, "removeall", p, func() error { return semfs.RemoveAll(ctx, f.base, p) })
 }
 
 // Rename implements semfs.RenameFS: metadata follows the file (or every
@@ -490,6 +579,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if o == n {
 		return semfs.Rename(ctx, f.base, o, n)
 	}
+	var embed []semfs.Meta // tag texts of the closes stored, embedded after run
 	if f.deferCloses() {
 		// Closes of o or n waiting for their rows are stored first, and
 		// none is stored while the rows move: a close recorded meanwhile
@@ -498,7 +588,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		// cache invalidation can wait for a rename through the mount in
 		// the same directory, which waits for run.
 		f.closes.run.Lock()
-		f.flushLocked(context.WithoutCancel(ctx), under(o, n))
+		embed, _ = f.flushLocked(context.WithoutCancel(ctx), under(o, n))
 	}
 	err = f.writers.rename(o, n, func() error {
 		if err := semfs.Rename(ctx, f.base, o, n); err != nil {
@@ -512,6 +602,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err != nil {
 		if f.deferCloses() {
 			f.closes.run.Unlock()
+			f.embedAll(context.WithoutCancel(ctx), embed)
 		}
 		return err
 	}
@@ -527,8 +618,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	f.tickets.supersede(under(o, n))
 	f.mu.Unlock()
 	if f.deferCloses() {
-		f.flushLocked(ctx, under(n))
+		more, _ := f.flushLocked(ctx, under(n))
 		f.closes.run.Unlock()
+		f.embedAll(ctx, append(embed, more...))
 		f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
 	}
 	if err != nil {
@@ -631,6 +723,7 @@ type save struct {
 	state   string
 	reason  string
 	hash    string
+	replay  bool // a close replayed from the journal of an earlier process
 
 	// Set by the commit.
 	meta    semfs.Meta // the row as committed
@@ -840,7 +933,13 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 			rec.CreatedBy = f.tickets.creator(s.path, s.creator)
 			s.newTags = true
 		}
-		rec.UpdatedAt, rec.Size, rec.Hash, rec.ModTime = now, s.info.Size(), s.hash, s.info.ModTime()
+		if !(s.replay && found && !seen && s.hash != "" && rec.Hash == s.hash) {
+			// A replayed close of bytes the row holds already (it was
+			// stored before the crash) changes nothing but a missing
+			// creator.
+			rec.UpdatedAt = now
+		}
+		rec.Size, rec.Hash, rec.ModTime = s.info.Size(), s.hash, s.info.ModTime()
 		rec.State, rec.Reason = s.state, s.reason
 		s.meta = rec.Meta
 		item := index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: s.content}
