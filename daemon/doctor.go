@@ -18,7 +18,17 @@ func (m *Main) Doctor(ctx context.Context) wire.Doctor {
 	if m.stack == nil {
 		return wire.Doctor{Checks: []wire.Check{{Name: "daemon", Detail: "not started"}}}
 	}
-	return diagnose(ctx, m.stack.spaces, m.stack.index, m.Config, m.dropped)
+	// Closes whose rows are deferred are stored first: the counts and the
+	// consistency check describe every file written so far.
+	var flushErr error
+	if m.stack.meta != nil {
+		flushErr = m.stack.meta.Flush(ctx)
+	}
+	d := diagnose(ctx, m.stack.spaces, m.stack.index, m.Config, m.dropped)
+	if flushErr != nil {
+		d.Checks = append(d.Checks, wire.Check{Name: "closes", Detail: fmt.Sprintf("%d closed files wait for their rows, which cannot be stored (retried): %v", m.stack.meta.Unflushed(), flushErr)})
+	}
+	return d
 }
 
 // OfflineDoctor checks an index and mount point without a running daemon:

@@ -153,7 +153,6 @@ func (f *FS) Search(ctx context.Context, req semfs.SearchRequest, fn func(semfs.
 	if err := checkQuery("search", req.Query); err != nil {
 		return "", err
 	}
-	f.flushCloses(context.WithoutCancel(ctx), nil)
 	text, flt, err := requestFilter(req)
 	if err != nil {
 		return "", err
@@ -251,6 +250,7 @@ func (f *FS) snippet(ctx context.Context, h *hit, tokens []string) {
 func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]hit, error) {
 	tokens := index.QueryTokens(text)
 	if len(tokens) == 0 {
+		f.flushCloses(context.WithoutCancel(ctx), nil) // signals flushes otherwise
 		if flt.Empty() {
 			return nil, semfs.PathErr("search", "/", semfs.ErrInvalid, "empty query; give words to search for, or a filter such as task:NAME or path:/dir")
 		}
@@ -322,8 +322,10 @@ func (f *FS) filterOnly(ctx context.Context, flt index.Filter) ([]hit, error) {
 // signals computes the three rankings of a query. They are independent
 // lookups (SQLite full text, the in-memory vector space, the tag query), so
 // they run at once: a query takes about as long as the slowest of them when
-// cores are free.
+// cores are free. Closes not stored yet (Options.CloseDelay) are stored
+// first, for Search and for SearchSignals (the eval) alike.
 func (f *FS) signals(ctx context.Context, text string, tokens []string, flt index.Filter) (Signals, error) {
+	f.flushCloses(context.WithoutCancel(ctx), nil)
 	var sig Signals
 	var bmErr, vecErr, tagErr error
 	var wg sync.WaitGroup
