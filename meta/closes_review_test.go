@@ -256,3 +256,143 @@ func TestCloseJournalReplayOfStoredClose(t *testing.T) {
 		t.Fatalf("replaying an already-stored close moved updated_at %v -> %v; the file did not change", before.UpdatedAt, after.UpdatedAt)
 	}
 }
+
+// A crash after a removal: the journal still names the removed file's
+// writer, and the next start must not give it to the file created again
+// at that path.
+func TestCloseJournalReplayAfterRemove(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "closes.journal")
+	ix, err := sqlite.Open(context.Background(), filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	base := memfs.New()
+	dead, err := meta.New(base, ix, meta.Options{Logger: quiet, CloseDelay: time.Hour, CloseJournal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeWrite(t, dead, as("first"), "/d/x.txt", "old\n")
+	closeWrite(t, dead, as("first"), "/d/sub/y.txt", "old\n")
+	if err := dead.Remove(context.Background(), "/d/x.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.RemoveAll(context.Background(), "/d/sub"); err != nil {
+		t.Fatal(err)
+	}
+	closeWrite(t, dead, as("second"), "/d/x.txt", "new\n")
+	closeWrite(t, dead, as("second"), "/d/sub/y.txt", "new\n")
+	// The crash: the dead layer is never closed.
+	next, err := meta.New(base, ix, meta.Options{Logger: quiet, CloseDelay: time.Hour, CloseJournal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	for _, p := range []string{"/d/x.txt", "/d/sub/y.txt"} {
+		if r, err := ix.File(context.Background(), p); err != nil || r.CreatedBy != "second" || r.Hash != hashHex("new\n") {
+			t.Errorf("%s after the restart: row %+v, %v; want created_by second (the removed file's writer was first)", p, r, err)
+		}
+	}
+}
+
+// The committer retries a batch whose commit failed, without anyone
+// flushing, once the store works again.
+func TestDeferredCloseFailedCommitRetried(t *testing.T) {
+	ix, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	fs := &putFailStore{Store: ix}
+	fs.fail.Store(true)
+	f, err := meta.New(memfs.New(), fs, meta.Options{Logger: quiet, CloseDelay: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	closeWrite(t, f, as("writer"), "/f/x.txt", "x\n")
+	time.Sleep(300 * time.Millisecond) // the committer tried and failed
+	if f.Unflushed() != 1 {
+		t.Fatalf("Unflushed() = %d while the store fails; want 1", f.Unflushed())
+	}
+	fs.fail.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.Unflushed() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r, err := ix.File(context.Background(), "/f/x.txt"); err != nil || r.CreatedBy != "writer" {
+		t.Fatalf("after the store recovered: row %+v, %v (unflushed %d); want created_by writer", r, err, f.Unflushed())
+	}
+}
+
+// slowStore makes every Put take a while: a committer slower than the
+// writers.
+type slowStore struct{ index.Store }
+
+func (s slowStore) Put(ctx context.Context, items ...index.Item) error {
+	time.Sleep(50 * time.Millisecond)
+	return s.Store.Put(ctx, items...)
+}
+
+// The pending closes are bounded: beyond the bound a close stores its row
+// itself, and every file still ends with its writer.
+func TestDeferredClosesBounded(t *testing.T) {
+	ix, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f, err := meta.New(memfs.New(), slowStore{ix}, meta.Options{Logger: quiet, CloseDelay: longDelay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const files = 3000
+	peak := 0
+	for i := range files {
+		closeWrite(t, f, as(fmt.Sprintf("app%d", i%3)), fmt.Sprintf("/b/f%04d.txt", i), fmt.Sprintf("file %d\n", i))
+		peak = max(peak, f.Unflushed())
+	}
+	// 1024 pending and a batch of 256 in flight.
+	if peak > 1024+256 {
+		t.Fatalf("%d closes waited for their rows at the peak; want a bound", peak)
+	}
+	if err := f.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		p := fmt.Sprintf("/b/f%04d.txt", i)
+		if r, err := ix.File(context.Background(), p); err != nil || r.CreatedBy != fmt.Sprintf("app%d", i%3) {
+			t.Fatalf("%s: row %+v, %v", p, r, err)
+		}
+	}
+	t.Logf("peak of %d closes waiting", peak)
+}
+
+// A journal line whose path is not clean is skipped, not stored as a row.
+func TestCloseJournalSkipsUncleanPaths(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "closes.journal")
+	lines := `"/j/../k.txt" "bad"` + "\n" + `"/j//k.txt" "bad"` + "\n" + `"j/k.txt" "bad"` + "\n" + `"/j/k.txt" "good"` + "\n"
+	if err := os.WriteFile(journal, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := memfs.New()
+	bg := context.Background()
+	if err := base.MkdirAll(bg, "/j", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := base.WriteFile(bg, "/j/k.txt", []byte("k\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ix := newFSOpts(t, base, func(o *meta.Options) { o.CloseDelay = longDelay; o.CloseJournal = journal })
+	var rows []string
+	ix.WalkFiles(bg, "/", func(r index.File) error {
+		rows = append(rows, r.Path+"="+r.CreatedBy)
+		return nil
+	})
+	if len(rows) != 1 || rows[0] != "/j/k.txt=good" {
+		t.Fatalf("rows after the replay: %v; want only /j/k.txt by good", rows)
+	}
+}
