@@ -125,3 +125,51 @@ func TestCloseDelayConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorFlushesDeferredCloses: the doctor counts the files written
+// through the mount whose rows a long SEMFS_CLOSE_DELAY still defers.
+func TestDoctorFlushesDeferredCloses(t *testing.T) {
+	needFUSE(t)
+	dir := t.TempDir()
+	p := startDaemon(t, dir, "SEMFS_CLOSE_DELAY=10m")
+	ctx := context.Background()
+	if err := os.Mkdir(filepath.Join(p.mnt, "doc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 7
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(p.mnt, "doc", fmt.Sprintf("d%d.txt", i)), []byte("doctor\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The kernel sends RELEASE after close(2) returns: wait until every
+	// close is journalled, so that none was stored by its own close.
+	journal := filepath.Join(dir, "index", "index.db-closes")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(journal)
+		if strings.Count(string(data), "\n") >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("closes not journalled after 20s:\n%s", data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	doc, err := p.c.Doctor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range doc.Checks {
+		if c.Name == "index" {
+			found = true
+			if !c.OK || !strings.HasPrefix(c.Detail, fmt.Sprintf("%d files,", n)) {
+				t.Errorf("doctor's index check %+v; want the %d files written", c, n)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no index check in %+v", doc.Checks)
+	}
+}

@@ -705,7 +705,7 @@ func (f *FS) written(ctx context.Context, p string, data []byte, t uint64, trust
 	if s.state == index.StatePending {
 		f.enqueue(p)
 	}
-	if s.content != nil && f.opts.Deferred != nil && f.opts.Spaces.Content != nil {
+	if s.content != nil && f.opts.Deferred != nil && f.opts.Spaces.Content != nil && !f.closing() {
 		f.opts.Deferred(embedding.SpaceContent) // its chunks' vectors
 	}
 	if s.newTags {
@@ -987,7 +987,7 @@ func (f *FS) tagsChanged(ctx context.Context, m semfs.Meta) {
 		f.embedTags(ctx, m)
 		return
 	}
-	if f.opts.Deferred != nil && f.opts.Spaces.Tags != nil {
+	if f.opts.Deferred != nil && f.opts.Spaces.Tags != nil && !f.closing() {
 		f.opts.Deferred(embedding.SpaceTags)
 	}
 }
