@@ -96,6 +96,9 @@ func (f *FS) deferCloses() bool { return f.opts.CloseDelay > 0 }
 func (f *FS) startCloses() {
 	f.closes.wake = make(chan struct{}, 1)
 	f.closes.done = make(chan struct{})
+	if f.Unflushed() > 0 {
+		f.closes.wake <- struct{}{} // replayed closes whose store failed
+	}
 	go f.commitCloses()
 }
 

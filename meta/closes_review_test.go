@@ -410,3 +410,44 @@ func TestCloseJournalSkipsUncleanPaths(t *testing.T) {
 		t.Fatalf("rows after the replay: %v; want only /j/k.txt by good", rows)
 	}
 }
+
+// Closes replayed from the journal whose rows cannot be stored at the
+// start stay pending, and the committer stores them once it can.
+func TestCloseJournalReplayRetried(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "closes.journal")
+	if err := os.WriteFile(journal, []byte(`"/q/x.txt" "writer"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := sqlite.Open(context.Background(), filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	base := memfs.New()
+	bg := context.Background()
+	if err := base.MkdirAll(bg, "/q", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := base.WriteFile(bg, "/q/x.txt", []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := &putFailStore{Store: ix}
+	fs.fail.Store(true)
+	f, err := meta.New(base, fs, meta.Options{Logger: quiet, CloseDelay: 20 * time.Millisecond, CloseJournal: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Unflushed() != 1 {
+		t.Fatalf("Unflushed() = %d after a replay the store refused; want 1", f.Unflushed())
+	}
+	fs.fail.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for f.Unflushed() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r, err := ix.File(bg, "/q/x.txt"); err != nil || r.CreatedBy != "writer" {
+		t.Fatalf("after the store recovered: row %+v, %v (unflushed %d); want created_by writer", r, err, f.Unflushed())
+	}
+}
