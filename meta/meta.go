@@ -33,9 +33,10 @@
 // is retried. Too many pending closes make a close store its row itself.
 // A process killed before the commit loses those rows' created_by
 // (Reconcile indexes the files as written by an unknown writer) unless
-// Options.CloseJournal keeps them. A FUSE mount wants this: the kernel sends RELEASE
-// after close(2) returned, so nobody waits for that acknowledgement, while
-// a RELEASE that commits a row holds one of the few request readers.
+// Options.CloseJournal keeps them. A FUSE mount wants this: the kernel
+// sends RELEASE after close(2) returned, so nobody waits for that
+// acknowledgement, while a RELEASE that commits a row holds one of the
+// few request readers.
 //
 // # Searching
 //
@@ -104,8 +105,9 @@ type Options struct {
 	// Changed, if set, is called after each change of the base's files
 	// made through the layer, with the context of the call that made it,
 	// before the index is updated (after it, for a rename with CloseDelay
-	// and a removal of a file whose close is pending) — so that a front end caching the tree (the FUSE mount)
-	// can drop what it holds. It must not block.
+	// and a removal of a file whose close is pending) — so that a front
+	// end caching the tree (the FUSE mount) can drop what it holds. It
+	// must not block.
 	Changed func(ctx context.Context, c Change)
 }
 
@@ -319,8 +321,14 @@ func (f *FS) Close() error {
 		if f.deferCloses() {
 			<-f.closes.done
 			err = f.closes.stopErr
-			if f.closes.journal != nil {
-				f.closes.journal.close()
+			// Closes still pending (their rows failed) stay in the
+			// journal for the next start; a later Flush leaves it be.
+			f.closes.mu.Lock()
+			j := f.closes.journal
+			f.closes.journal = nil
+			f.closes.mu.Unlock()
+			if j != nil {
+				j.close()
 			}
 		}
 		f.stopped.Wait()
