@@ -38,7 +38,7 @@ const (
 	// closeJournalMin: the journal is rewritten with only the pending
 	// closes once it holds more than this many lines and twice as many as
 	// are pending.
-	closeJournalMin = 1024
+	closeJournalMin = 512
 )
 
 // closes holds the closes whose rows are not stored yet when
@@ -63,10 +63,14 @@ type closes struct {
 	log      *slog.Logger
 	stopErr  error // the final flush's, for Close
 
-	// run is held while a batch is read and committed, by the committer
-	// or a flush: whoever holds it has every close taken before it
-	// stored.
-	run sync.Mutex
+	// run is held shared while a batch is read and committed, by the
+	// committer or a flush (which first waits for the closes it needs
+	// that another holder has in flight, see ready), and exclusively by
+	// Rename and Remove: whoever holds it exclusively has every close
+	// taken before it stored.
+	run sync.RWMutex
+	// settled is signalled (on mu) when a batch is settled.
+	settled *sync.Cond
 
 	unflushed atomic.Int64 // closes taken or pending, not yet stored
 	wake      chan struct{}
@@ -96,6 +100,7 @@ func (f *FS) deferCloses() bool { return f.opts.CloseDelay > 0 }
 func (f *FS) startCloses() {
 	f.closes.wake = make(chan struct{}, 1)
 	f.closes.done = make(chan struct{})
+	f.closes.settled = sync.NewCond(&f.closes.mu)
 	if f.Unflushed() > 0 {
 		f.closes.wake <- struct{}{} // replayed closes whose store failed
 	}
@@ -253,14 +258,27 @@ func (c *closes) wanted(keep func(string) bool) bool {
 }
 
 // take removes and returns up to max pending closes whose paths satisfy
-// keep (nil: all), oldest first; they are in flight until settled.
-func (c *closes) take(max int, keep func(string) bool) []queued {
+// keep (nil: all), oldest first; they are in flight until settled. With
+// wait, it first waits until no close satisfying keep is in flight (a
+// flush holding run shared: a batch of another holder must be stored
+// before what the flush reads, and an older close of a path before a
+// newer one).
+func (c *closes) take(max int, keep func(string) bool, wait bool) []queued {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for wait && c.busy(keep) {
+		if c.settled == nil {
+			c.settled = sync.NewCond(&c.mu)
+		}
+		c.settled.Wait()
+	}
 	var out []queued
 	kept := c.pending[:0]
 	for _, d := range c.pending {
-		if len(out) < max && (keep == nil || keep(d.path)) {
+		// A path in flight is stored by its holder first (a path is in
+		// flight once at a time).
+		_, busy := c.inflight[d.path]
+		if len(out) < max && !busy && (keep == nil || keep(d.path)) {
 			out = append(out, d)
 			delete(c.paths, d.path)
 			if c.inflight == nil {
@@ -276,6 +294,17 @@ func (c *closes) take(max int, keep func(string) bool) []queued {
 	return out
 }
 
+// busy reports whether a close whose path satisfies keep (nil: any) is
+// in flight; the caller holds c.mu.
+func (c *closes) busy(keep func(string) bool) bool {
+	for p := range c.inflight {
+		if keep == nil || keep(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // settle ends batch, taken with take: its closes are stored but failed,
 // which go back to the head of the queue, ahead of a later close of the
 // same path (the older writer names the file's creator). After a failure
@@ -284,6 +313,9 @@ func (c *closes) take(max int, keep func(string) bool) []queued {
 func (c *closes) settle(batch, failed []queued, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.settled != nil {
+		defer c.settled.Broadcast()
+	}
 	for _, d := range batch {
 		delete(c.inflight, d.path)
 	}
@@ -387,11 +419,21 @@ func (f *FS) commitCloses() {
 				}
 				continue
 			}
-			c.run.Lock()
-			batch := c.take(closeBatch, nil)
+			c.run.RLock()
+			batch := c.take(closeBatch, nil, false)
+			if len(batch) == 0 {
+				// All that is due is in flight in a flush: wait for it.
+				c.run.RUnlock()
+				c.mu.Lock()
+				if c.busy(nil) {
+					c.settled.Wait()
+				}
+				c.mu.Unlock()
+				continue
+			}
 			failed, embed, _ := f.storeCloses(ctx, batch)
 			c.settle(batch, failed, time.Now())
-			c.run.Unlock()
+			c.run.RUnlock()
 			f.embedAll(ctx, embed)
 		}
 	}
@@ -420,15 +462,16 @@ func (f *FS) flushCloses(ctx context.Context, keep func(string) bool) error {
 	if !c.wanted(keep) {
 		return nil
 	}
-	c.run.Lock()
+	c.run.RLock()
 	embed, err := f.flushLocked(ctx, keep)
-	c.run.Unlock()
+	c.run.RUnlock()
 	f.embedAll(ctx, embed)
 	return err
 }
 
-// flushLocked is flushCloses for a caller holding c.run, which embeds the
-// returned tag texts (embedAll) once it released run.
+// flushLocked is flushCloses for a caller holding c.run (shared or
+// exclusive), which embeds the returned tag texts (embedAll) once it
+// released run.
 func (f *FS) flushLocked(ctx context.Context, keep func(string) bool) ([]semfs.Meta, error) {
 	var embed []semfs.Meta
 	var first error
@@ -439,7 +482,7 @@ func (f *FS) flushLocked(ctx context.Context, keep func(string) bool) ([]semfs.M
 				return false
 			}
 			return keep == nil || keep(p)
-		})
+		}, true)
 		if len(batch) == 0 {
 			return embed, first
 		}

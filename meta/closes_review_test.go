@@ -451,3 +451,30 @@ func TestCloseJournalReplayRetried(t *testing.T) {
 		t.Fatalf("after the store recovered: row %+v, %v (unflushed %d); want created_by writer", r, err, f.Unflushed())
 	}
 }
+
+// Meta of a file whose close is pending, not in the batch the committer
+// is storing, stores that close without waiting for the batch.
+func TestMetaOfPendingSkipsUnrelatedBatch(t *testing.T) {
+	base := &hookFS{FS: memfs.New()}
+	f, _ := newFSOpts(t, base, deferred(20*time.Millisecond))
+	bg := context.Background()
+	slow := func(name string) {
+		if strings.HasPrefix(name, "/batch/") {
+			time.Sleep(2 * time.Millisecond) // a slow disk read per file
+		}
+	}
+	for i := range 200 {
+		closeWrite(t, f, as("a"), fmt.Sprintf("/batch/%d.txt", i), "x\n")
+	}
+	base.hook.Store(&slow)
+	time.Sleep(30 * time.Millisecond) // the committer is in its batch
+	closeWrite(t, f, as("b"), "/other/fresh.txt", "fresh\n")
+	start := time.Now()
+	m, err := f.Meta(bg, "/other/fresh.txt")
+	if err != nil || m.CreatedBy != "b" || m.Hash != hashHex("fresh\n") {
+		t.Fatalf("meta %+v, %v", m, err)
+	}
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Fatalf("Meta of a file pending outside the committer's batch took %v: it waited for the batch", d)
+	}
+}
