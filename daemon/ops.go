@@ -426,7 +426,9 @@ func (m *Main) opSnapshot(ctx context.Context, p *peer, args json.RawMessage) (a
 		return nil, semfs.PathErr("snapshot", "/", semfs.ErrPermission,
 			"an archive holds every file, whoever may see it: it needs an admin token (register with one), or a caller of uid 0 or the daemon's own uid registered without a token")
 	}
-	m.flushCloses(ctx)
+	if err := m.flushCloses(ctx); err != nil {
+		return nil, err
+	}
 	if out == nil {
 		if !host {
 			return nil, semfs.PathErr("snapshot", "/", semfs.ErrPermission,

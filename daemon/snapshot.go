@@ -61,17 +61,24 @@ func (m *Main) Snapshot(ctx context.Context, out string) (wire.SnapshotResult, e
 	if err := m.snapshottable(); err != nil {
 		return wire.SnapshotResult{}, err
 	}
-	m.flushCloses(ctx)
+	if err := m.flushCloses(ctx); err != nil {
+		return wire.SnapshotResult{}, err
+	}
 	return WriteSnapshot(ctx, out, m.Config.Data, m.Config.Index)
 }
 
 // flushCloses stores the rows of files closed just before a snapshot
 // (their closes are deferred, meta.Options.CloseDelay), so that the
-// archive's index holds them.
-func (m *Main) flushCloses(ctx context.Context) {
-	if m.stack != nil && m.stack.meta != nil {
-		m.stack.meta.Flush(ctx)
+// archive's index holds them. An archive whose index would miss them is
+// refused: the daemon keeps retrying those rows.
+func (m *Main) flushCloses(ctx context.Context) error {
+	if m.stack == nil || m.stack.meta == nil {
+		return nil
 	}
+	if err := m.stack.meta.Flush(ctx); err != nil {
+		return fmt.Errorf("snapshot: the index rows of recently closed files could not be stored, so the archive would miss them (%w); the daemon retries them: take the snapshot again shortly, and see semfs doctor if it keeps failing", err)
+	}
+	return nil
 }
 
 // snapshottable says why the daemon's tree cannot be archived, if so.
