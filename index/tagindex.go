@@ -131,8 +131,13 @@ func (t *TagIndex) add(path, hay string) {
 	t.paths = append(t.paths, path)
 	t.hays = append(t.hays, hay)
 	t.num[path] = n
-	// Each distinct gram once: numbers only grow, so a list's last entry
-	// tells whether this file is already on it.
+	addGrams(t.post, hay, n)
+}
+
+// addGrams appends n to the list of each distinct gram (1 to 3 bytes) of
+// hay in post. Each gram once: numbers only grow, so a list's last entry
+// tells whether n is already on it.
+func addGrams[N uint32 | int32](post map[uint32][]N, hay string, n N) {
 	for i := 0; i < len(hay); i++ {
 		for l := 1; l <= 3 && i+l <= len(hay); l++ {
 			g := hay[i : i+l]
@@ -140,11 +145,11 @@ func (t *TagIndex) add(path, hay string) {
 				break // no query word holds a NUL
 			}
 			k := gramKey(g)
-			p := t.post[k]
+			p := post[k]
 			if len(p) > 0 && p[len(p)-1] == n {
 				continue
 			}
-			t.post[k] = append(p, n)
+			post[k] = append(p, n)
 		}
 	}
 }
@@ -172,22 +177,7 @@ func NewTagBatch(paths, hays []string) *TagBatch {
 
 // addGrams records the distinct grams of hay under index i, which must
 // be larger than every index recorded so far.
-func (b *TagBatch) addGrams(i int32, hay string) {
-	for j := 0; j < len(hay); j++ {
-		for l := 1; l <= 3 && j+l <= len(hay); l++ {
-			g := hay[j : j+l]
-			if strings.IndexByte(g, 0) >= 0 {
-				break // no query word holds a NUL
-			}
-			k := gramKey(g)
-			p := b.grams[k]
-			if len(p) > 0 && p[len(p)-1] == i {
-				continue
-			}
-			b.grams[k] = append(p, i)
-		}
-	}
-}
+func (b *TagBatch) addGrams(i int32, hay string) { addGrams(b.grams, hay, i) }
 
 // Hay returns the hay of the batch's i-th entry.
 func (b *TagBatch) Hay(i int) string { return b.hays[i] }
