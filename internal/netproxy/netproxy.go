@@ -78,12 +78,18 @@ func (p *Proxy) Cut() {
 // with the byte counts so far (see Bytes), and the first time it returns
 // true every connection is cut, mid-transfer. Use it to break a link at a
 // precise point of a request ("after 2 MiB of the upload"); cond may call
-// Refuse to keep the link down.
-func (p *Proxy) CutWhen(cond func(up, down int64) bool) { p.trigger.Store(&cond) }
+// Refuse to keep the link down. CutWhen(nil) disarms it.
+func (p *Proxy) CutWhen(cond func(up, down int64) bool) {
+	if cond == nil {
+		p.trigger.Store(nil)
+		return
+	}
+	p.trigger.Store(&cond)
+}
 
 func (p *Proxy) checkTrigger() {
 	t := p.trigger.Load()
-	if t == nil || !(*t)(p.bytesUp.Load(), p.bytesDn.Load()) {
+	if t == nil || *t == nil || !(*t)(p.bytesUp.Load(), p.bytesDn.Load()) {
 		return
 	}
 	if p.trigger.CompareAndSwap(t, nil) {

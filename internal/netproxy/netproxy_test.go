@@ -222,3 +222,20 @@ func TestCutWhen(t *testing.T) {
 	defer c2.Close()
 	roundTrip(t, c2, []byte("after"))
 }
+
+// CutWhen(nil) disarms an armed cut: data keeps flowing (the proxy once
+// called the nil condition and crashed the test binary).
+func TestCutWhenNilDisarms(t *testing.T) {
+	p := newProxy(t, echoServer(t))
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.CutWhen(func(up, down int64) bool { return up >= 1 })
+	p.CutWhen(nil)
+	roundTrip(t, c, []byte("still flowing"))
+	if p.Open() == 0 {
+		t.Fatal("a disarmed cut closed the connection")
+	}
+}
