@@ -25,6 +25,15 @@ import (
 // has a row matching its bytes and no temp file has one.
 func TestCloseRacesRename(t *testing.T) {
 	f, ix := newFS(t, nil)
+	closeRacesRename(t, f, ix)
+}
+
+// closeRacesRename saves /t/target 150 times as an editor does, each
+// temp file's close racing its rename over the target, then checks the
+// target's row (read through Meta, which stores deferred closes first)
+// names the editor with the last bytes and no temp file kept a row.
+func closeRacesRename(t *testing.T, f *meta.FS, ix *sqlite.Index) {
+	t.Helper()
 	ctx := as("editor")
 	if err := f.MkdirAll(ctx, "/t", 0o755); err != nil {
 		t.Fatal(err)
@@ -50,6 +59,10 @@ func TestCloseRacesRename(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Wait()
+	}
+	m, err := f.Meta(context.Background(), "/t/target")
+	if err != nil || m.Hash != hashHex(last) || m.CreatedBy != "editor" {
+		t.Fatalf("target meta %+v, %v; want the hash of %q written by editor", m, err, last)
 	}
 	rec, err := ix.File(context.Background(), "/t/target")
 	if err != nil || rec.Size != int64(len(last)) {

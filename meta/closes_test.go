@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,46 +235,7 @@ func TestDeferredCloseRenameRemove(t *testing.T) {
 // closes: the close of each temp file races the rename over the target.
 func TestDeferredCloseRacesRename(t *testing.T) {
 	f, ix := newFSOpts(t, nil, deferred(20*time.Millisecond))
-	ctx := as("editor")
-	if err := f.MkdirAll(ctx, "/t", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var last string
-	for i := range 150 {
-		tmp := fmt.Sprintf("/t/.target.%d.tmp", i)
-		last = fmt.Sprintf("version %d of the target%s\n", i, string(make([]byte, i%7)))
-		w, err := f.OpenFile(ctx, tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(last)); err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if err := w.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-		if err := f.Rename(ctx, tmp, "/t/target"); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-	}
-	m, err := f.Meta(context.Background(), "/t/target") // flushes
-	if err != nil || m.Hash != hashHex(last) || m.CreatedBy != "editor" {
-		t.Fatalf("target meta %+v, %v; want the hash of %q", m, err, last)
-	}
-	var ghosts []string
-	ix.WalkFiles(context.Background(), "/t", func(r index.File) error {
-		if r.Path != "/t/target" {
-			ghosts = append(ghosts, r.Path)
-		}
-		return nil
-	})
-	if len(ghosts) > 0 {
-		t.Fatalf("rows of renamed-away temp files: %v", ghosts)
-	}
+	closeRacesRename(t, f, ix)
 }
 
 // TestDeferredClosesStoredOnClose: closing the layer stores what is
