@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/client"
+	"github.com/semfs/semfs/daemon"
 )
 
 // adminTokens adds an admin token to accessTokens.
@@ -132,15 +134,7 @@ func needNsLastPid(t *testing.T) {
 func TestSocketPidReuse(t *testing.T) {
 	needNsLastPid(t)
 	mnt, sock, c, d := mountWithTokens(t, accessTokens)
-	ctx := context.Background()
-	os.MkdirAll(mnt+"/reports", 0o755)
-	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, d)
+	financeReport(t, mnt, c, d)
 	pid, goFile, outFile := stalePeer(t, sock,
 		`{"id":1,"op":"stat","args":{"path":"/reports/q3.txt"}}`,
 		`{"id":2,"op":"register","args":{"app":"intruder"}}`)
@@ -233,14 +227,7 @@ func archiveHolds(t *testing.T, path, needle string) bool {
 func TestSnapshotNeedsAdmin(t *testing.T) {
 	mnt, sock, c, d := mountWithTokens(t, adminTokens)
 	ctx := context.Background()
-	os.MkdirAll(mnt+"/reports", 0o755)
-	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, d)
+	financeReport(t, mnt, c, d)
 	dir := t.TempDir()
 	out := session(t, sock, "analyst", "fin-secret", "snapshot "+dir+"/fin.tgz")
 	if !strings.Contains(out, "snapshot: err") || !strings.Contains(out, "needs an admin token") {
@@ -290,15 +277,8 @@ print(s.makefile().readline())`
 func TestSnapshotNotIntoMount(t *testing.T) {
 	mnt, sock, c, d := mountWithTokens(t, accessTokens)
 	ctx := context.Background()
-	os.MkdirAll(mnt+"/reports", 0o755)
 	os.MkdirAll(mnt+"/pub", 0o755)
-	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, d)
+	financeReport(t, mnt, c, d)
 	_, err := c.Snapshot(ctx, mnt+"/pub/snap.tgz")
 	if err == nil || !errors.Is(err, semfs.ErrInvalid) || !strings.Contains(err.Error(), "outside the mount") {
 		t.Errorf("snapshot into the mount = %v; want an invalid error saying to write outside the mount", err)
@@ -324,15 +304,7 @@ func TestSnapshotNotIntoMount(t *testing.T) {
 // variable.
 func TestTokenFile(t *testing.T) {
 	mnt, sock, c, d := mountWithTokens(t, accessTokens)
-	ctx := context.Background()
-	os.MkdirAll(mnt+"/reports", 0o755)
-	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, d)
+	financeReport(t, mnt, c, d)
 	tokFile := t.TempDir() + "/token"
 	os.WriteFile(tokFile, []byte("fin-secret\n"), 0o600)
 	var env []string
@@ -355,4 +327,18 @@ func TestTokenFile(t *testing.T) {
 	if !strings.Contains(out, "no-token-env") {
 		t.Errorf("a child started after registering inherited the token variables:\n%s", out)
 	}
+}
+
+// financeReport writes /reports/q3.txt through the mount, tags it for the
+// finance group only, and waits until the daemon has indexed it.
+func financeReport(t *testing.T, mnt string, c *client.Client, d *daemon.Main) {
+	t.Helper()
+	os.MkdirAll(mnt+"/reports", 0o755)
+	if err := os.WriteFile(mnt+"/reports/q3.txt", []byte("TOP SECRET forecast"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Tag(context.Background(), "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, d)
 }
