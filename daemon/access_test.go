@@ -99,30 +99,12 @@ func session(t *testing.T, sock, app, token string, steps ...string) string {
 // file text.
 func mountWithTokens(t *testing.T, tokens string) (mnt, sock string, c *client.Client, d *daemon.Main) {
 	t.Helper()
-	needFUSE(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(dir+"/tokens.json", []byte(tokens), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mnt = filepath.Join(dir, "mnt")
-	cfg, err := daemon.ParseConfig([]string{"-mode", "mount", "-mount", mnt, "-drop-caps=false", "-data", dir + "/data",
-		"-index", dir + "/index/index.db", "-socket", dir + "/run/semfs.sock", "-tokens", dir + "/tokens.json"},
-		func(string) string { return "" }, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d = &daemon.Main{Config: cfg, Logger: slog.New(slog.DiscardHandler)}
-	if err := d.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	c = client.New(cfg.Socket)
-	t.Cleanup(func() { c.Close() })
-	return mnt, cfg.Socket, c, d
+	mnt, c, d, _ = mountInProcess(t, dir, "-tokens", dir+"/tokens.json")
+	return mnt, d.Config.Socket, c, d
 }
 
 // waitIdle waits until the daemon has indexed and embedded everything.

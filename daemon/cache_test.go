@@ -26,8 +26,16 @@ import (
 // a client of it and the daemon's log.
 func mountedInProcess(t *testing.T, extra ...string) (mnt, sock string, c *client.Client, log *lockedWriter) {
 	t.Helper()
+	mnt, c, d, log := mountInProcess(t, t.TempDir(), extra...)
+	return mnt, d.Config.Socket, c, log
+}
+
+// mountInProcess starts an in-process mounting daemon over dir (its data,
+// index, socket and mount point below it) with extra flags, and returns
+// the mount point, a client of the daemon, the daemon and its log.
+func mountInProcess(t *testing.T, dir string, extra ...string) (mnt string, c *client.Client, d *daemon.Main, log *lockedWriter) {
+	t.Helper()
 	needFUSE(t)
-	dir := t.TempDir()
 	mnt = filepath.Join(dir, "mnt")
 	args := append([]string{"-mode", "mount", "-mount", mnt, "-drop-caps=false", "-data", dir + "/data",
 		"-index", dir + "/index/index.db", "-socket", dir + "/run/semfs.sock"}, extra...)
@@ -36,7 +44,7 @@ func mountedInProcess(t *testing.T, extra ...string) (mnt, sock string, c *clien
 		t.Fatal(err)
 	}
 	log = &lockedWriter{w: &bytes.Buffer{}}
-	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(log, nil))}
+	d = &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(log, nil))}
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +55,7 @@ func mountedInProcess(t *testing.T, extra ...string) (mnt, sock string, c *clien
 	})
 	c = client.New(cfg.Socket)
 	t.Cleanup(func() { c.Close() })
-	return mnt, cfg.Socket, c, log
+	return mnt, c, d, log
 }
 
 func (l *lockedWriter) String() string {
