@@ -65,6 +65,12 @@ func (s *Server) Created(p string) {
 	s.changed(p, "", func(*tree) {})
 }
 
+// dirEntry is a name in a directory whose kernel entry is to be dropped.
+type dirEntry struct {
+	parent *gofs.Inode
+	name   string
+}
+
 // Retagged reports that who may see p changed (its groups or public
 // flag): the kernel drops the names of p and of every directory above it
 // (a directory whose files are all hidden is hidden too) and the listings
@@ -75,18 +81,14 @@ func (s *Server) Retagged(p string) {
 		return
 	}
 	t := s.t
-	type entry struct {
-		parent *gofs.Inode
-		name   string
-	}
-	var entries []entry
+	var entries []dirEntry
 	var dirs []*gofs.Inode
 	t.mu.Lock()
 	for name := p; name != "/"; {
 		dir, base := semfs.Split(name)
 		if e, ok := t.inos[dir]; ok {
 			if in := t.live[e.ino]; in != nil {
-				entries = append(entries, entry{in, base})
+				entries = append(entries, dirEntry{in, base})
 				dirs = append(dirs, in)
 			}
 		}
@@ -108,11 +110,7 @@ func (s *Server) Retagged(p string) {
 // may have created them).
 func (s *Server) changed(p, q string, update func(t *tree)) {
 	t := s.t
-	type entry struct {
-		parent *gofs.Inode
-		name   string
-	}
-	var entries []entry
+	var entries []dirEntry
 	var dirs []*gofs.Inode
 	seen := map[*gofs.Inode]bool{}
 	t.ns.Lock()
@@ -123,7 +121,7 @@ func (s *Server) changed(p, q string, update func(t *tree)) {
 		}
 		dir, base := semfs.Split(name)
 		if e, ok := t.inos[dir]; ok && t.live[e.ino] != nil {
-			entries = append(entries, entry{t.live[e.ino], base})
+			entries = append(entries, dirEntry{t.live[e.ino], base})
 		}
 		for {
 			if e, ok := t.inos[dir]; ok {
