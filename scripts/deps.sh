@@ -35,7 +35,8 @@ install_test_deps() {
 	# fuse3: fusermount3 and /dev/fuse handling for the FUSE mount tests.
 	# postgresql: the server the PostgreSQL index tests start (initdb as postgres).
 	# grep/findutils/coreutils/bash: the GNU tools the shell's differential tests compare with.
-	apt_install fuse3 postgresql grep findutils coreutils bash tree ripgrep git ca-certificates
+	# python3: a socket client run as another uid (daemon TestSnapshotNeedsAdmin).
+	apt_install fuse3 postgresql grep findutils coreutils bash tree ripgrep git ca-certificates python3
 	if [ -e /dev/fuse ]; then :; else
 		echo "deps: /dev/fuse is missing on this machine; FUSE tests will skip and say so" >&2
 	fi
