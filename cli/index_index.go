@@ -42,45 +42,68 @@ until interrupted.`,
 			if err != nil {
 				return err
 			}
+			if !watch {
+				return runIndex(cmd.Context(), app, m, false)
+			}
+			// Watch before the first pass: a change made while it runs,
+			// or right after it, is then seen; one made before the
+			// watch is in the pass.
+			w, err := newTreeWatcher(args[0])
+			if err != nil {
+				return err
+			}
+			defer w.Close()
 			if err := runIndex(cmd.Context(), app, m, false); err != nil {
 				return err
 			}
-			if !watch {
-				return nil
-			}
-			return watchTree(cmd.Context(), app, m, args[0])
+			return w.run(cmd.Context(), app, m)
 		},
 	}
 	cmd.Flags().BoolVar(&watch, "watch", false, "keep running and re-index changes")
 	return cmd
 }
 
-// watchTree re-indexes the directories where files change, debounced,
-// until ctx ends.
-func watchTree(ctx context.Context, app *App, m *meta.FS, dir string) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return UnavailableError{fmt.Errorf("watching %s: %w", dir, err)}
-	}
-	defer w.Close()
+// treeWatcher watches every directory of a host tree (but .semfs).
+type treeWatcher struct {
+	w         *fsnotify.Watcher
+	dir, root string
+}
+
+func newTreeWatcher(dir string) (*treeWatcher, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	addTree := func(d string) {
-		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || !e.IsDir() {
-				return nil
-			}
-			if e.Name() == ".semfs" {
-				return filepath.SkipDir
-			}
-			w.Add(p)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, UnavailableError{fmt.Errorf("watching %s: %w", dir, err)}
+	}
+	tw := &treeWatcher{w: w, dir: dir, root: root}
+	tw.addTree(root)
+	return tw, nil
+}
+
+func (tw *treeWatcher) Close() error { return tw.w.Close() }
+
+// addTree watches d and the directories below it.
+func (tw *treeWatcher) addTree(d string) {
+	filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() {
 			return nil
-		})
-	}
-	addTree(root)
-	fmt.Fprintf(app.Stderr, "watching %s (Ctrl-C to stop)\n", dir)
+		}
+		if e.Name() == ".semfs" {
+			return filepath.SkipDir
+		}
+		tw.w.Add(p)
+		return nil
+	})
+}
+
+// run re-indexes the directories where files change, debounced, until
+// ctx ends.
+func (tw *treeWatcher) run(ctx context.Context, app *App, m *meta.FS) error {
+	w, root, addTree := tw.w, tw.root, tw.addTree
+	fmt.Fprintf(app.Stderr, "watching %s (Ctrl-C to stop)\n", tw.dir)
 	dirty := map[string]bool{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
