@@ -120,7 +120,11 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		go func() {
 			defer wg.Done()
 			for j := range in {
-				res := analysed{path: j.path, info: j.info}
+				// Taken before the read and released once the row is
+				// stored (or not): a close or write of the same path is
+				// ordered with this save, so that the older bytes of the
+				// two never end up in the row.
+				res := analysed{path: j.path, info: j.info, ticket: f.tickets.take(j.path, "")}
 				huge := j.info.Size() > index.MaxIndexBytes
 				var data []byte
 				var err error
@@ -198,6 +202,9 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 			if writeErr == nil {
 				writeErr = f.storeAnalysed(ctx, p.batch, p.put)
 			}
+			for _, a := range p.batch {
+				f.tickets.release(a.path)
+			}
 		}
 	}()
 	var batch []analysed
@@ -215,6 +222,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 			opts.Progress(done, total)
 		}
 		if res.err != nil {
+			f.tickets.release(res.path)
 			if semfs.IsAbsence(res.err) {
 				continue
 			}
@@ -266,6 +274,9 @@ type analysed struct {
 	kind  int // 0 added, 1 updated, 2 touched (same bytes: content is nil)
 	bytes int64
 	hash  string
+	// ticket orders this save with the layer's saves of the same path
+	// (taken before the bytes were read).
+	ticket uint64
 	// walked is the row's hash when the walk saw it (updated files): a
 	// different hash at store time means the layer rewrote it meanwhile.
 	walked string
@@ -299,7 +310,11 @@ func provisionalItems(batch []analysed) []index.Item {
 
 // storeAnalysed writes a batch of analysed files in one Put. The rows are
 // read again under f.mu, in one query, so that tags set while the batch was
-// being analysed are kept (and no query per file is needed).
+// being analysed are kept (and no query per file is needed). A file whose
+// save through the layer read its bytes after this batch did, and was
+// committed, is skipped; a save through the layer that read them before
+// is dropped at its commit (commitGroup), as this batch's tickets are
+// recorded as committed.
 func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(context.Context, []index.Item) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -312,7 +327,12 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(conte
 		return err
 	}
 	items := make([]index.Item, 0, len(batch))
-	for _, a := range batch {
+	stored := make([]*analysed, 0, len(batch)) // the file of each item
+	for i := range batch {
+		a := &batch[i]
+		if f.tickets.stale(a.path, a.ticket) {
+			continue // stored through the layer from bytes read later
+		}
 		rec, ok := rows[a.path]
 		mtime := a.info.ModTime()
 		if a.kind == 2 {
@@ -321,6 +341,7 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(conte
 			}
 			rec.Size, rec.ModTime = a.info.Size(), mtime
 			items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+			stored = append(stored, a)
 			continue
 		}
 		switch {
@@ -335,16 +356,27 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(conte
 			if _, err := f.base.Stat(ctx, a.path); err != nil {
 				continue
 			}
-			rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
+			// A save through the layer in flight (a deferred close of
+			// bytes older than ours, to be dropped) names the writer.
+			rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedBy: f.tickets.creator(a.path, ""), CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
 		}
 		if rec.Hash != a.hash {
 			rec.UpdatedAt = mtime.UTC()
 		}
 		rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = a.info.Size(), a.hash, mtime, a.state, a.reason
 		items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: a.content})
+		stored = append(stored, a)
 	}
 	if put != nil {
-		return put(ctx, items)
+		err = put(ctx, items)
+	} else {
+		err = f.store.Put(ctx, items...)
 	}
-	return f.store.Put(ctx, items...)
+	if err != nil {
+		return err
+	}
+	for _, a := range stored {
+		f.tickets.committed(a.path, a.ticket)
+	}
+	return nil
 }
