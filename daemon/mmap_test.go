@@ -77,7 +77,13 @@ func mmapWriteAfterClose(t *testing.T, c *client.Client, mnt, name string, settl
 // without passthrough with the daemon in another process.
 func mountedWithPassthrough(t *testing.T) (mnt string, c *client.Client) {
 	t.Helper()
+	t.Setenv("SEMFS_DEBUG_MAPPED", "1") // the mapping watch's decisions, logged on failure
 	mnt, _, c, log := mountedInProcess(t, "-passthrough=true")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", log.String())
+		}
+	})
 	if !strings.Contains(log.String(), "passthrough=true") {
 		t.Skip("skipping: the kernel gave no passthrough (not root?), and this process cannot safely map files of a mount it serves without it")
 	}

@@ -244,3 +244,88 @@ func recordRereads(t *testing.T) func() []string {
 	t.Cleanup(func() { testHookReindex = nil })
 	return func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), reread...) }
 }
+
+// TestWatchSettlesOnce: of the closes of a watched file that leave its
+// status unchanged, only the first after a release is taken for the
+// kernel's close of the released handle's backing file; a later one, and
+// any on the watch added again after a re-read, re-reads the file. A
+// write fault through a mapping stamps the file before its bytes land,
+// so an unchanged status after a re-read proves nothing.
+func TestWatchSettlesOnce(t *testing.T) {
+	dir := t.TempDir()
+	h, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	host := filepath.Join(dir, "f")
+	if err := os.WriteFile(host, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rereads := recordRereads(t)
+	kept := make(chan string, 8)
+	testHookKept = func(p string) { kept <- p }
+	t.Cleanup(func() { testHookKept = nil })
+	tr := newTree(h, Options{Logf: t.Logf})
+	defer tr.mapped.close()
+	ino := tr.ino("/f", syscall.S_IFREG)
+
+	// closeUnchanged closes a writable descriptor of the file without
+	// writing: an IN_CLOSE_WRITE, the status unchanged.
+	closeUnchanged := func() {
+		fd, err := syscall.Open(host, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Close(fd)
+	}
+	waitRereads := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(rereads()) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("re-reads %v, want %d", rereads(), n)
+			}
+		}
+		if r := rereads(); len(r) != n {
+			t.Fatalf("re-reads %v, want %d", r, n)
+		}
+	}
+
+	fd, err := syscall.Open(host, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opath := tr.mapped.prepare(fd) // as a release does: the tree's own close, then the watch
+	syscall.Close(fd)
+	tr.mapped.add(ino, "/f", opath, nil)
+	closeUnchanged() // the released handle's backing file
+	select {
+	case p := <-kept:
+		if p != "/f" {
+			t.Fatalf("kept %q", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the first close after the release was not taken for the handle's; re-reads %v", rereads())
+	}
+	closeUnchanged() // a mapping unmapped: its fault stamped the file before the watch
+	waitRereads(1)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		tr.mapped.mu.Lock()
+		again := len(tr.mapped.byWd) == 1 // the re-read removed the watch
+		tr.mapped.mu.Unlock()
+		if again {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the file was not watched again after its re-read")
+		}
+	}
+	closeUnchanged() // on the watch added again after the re-read
+	waitRereads(2)
+	if len(kept) != 0 {
+		t.Fatalf("a later close was taken for the released handle's")
+	}
+	if !watching(tr, ino) {
+		t.Fatal("the file is no longer watched after its re-reads")
+	}
+}
