@@ -153,6 +153,7 @@ func TestIndexWatch(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	os.Remove(filepath.Join(dir, "first.txt"))
+	deadline = time.Now().Add(20 * time.Second)
 	for found("alpha", "/first.txt") {
 		if time.Now().After(deadline) {
 			t.Fatal("watch did not drop a removed file")
