@@ -57,6 +57,10 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 	}
 	cp := append([]float32(nil), vec...)
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+		start, err := logHead(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
@@ -65,8 +69,18 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil, nil
 		}
-		return []memOp{func() { ix.vecs[spaceName].Set(key, cp) }}, nil
+		return ix.withOwnLog(ctx, tx, start, []memOp{func() { ix.vecs[spaceName].Set(key, cp) }})
 	})
+}
+
+// withOwnLog appends to ops the memOp of the fresh_log entries the
+// transaction wrote after start (see ownLog).
+func (ix *Index) withOwnLog(ctx context.Context, tx *sql.Tx, start int64, ops []memOp) ([]memOp, error) {
+	own, err := ix.ownLog(ctx, tx, start)
+	if err != nil || own == nil {
+		return ops, err
+	}
+	return append(ops, own), nil
 }
 
 // SetEmbeddings stores several vectors of one space in one transaction (the
@@ -77,6 +91,10 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 		return err
 	}
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
+		start, err := logHead(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
 		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`)
 		if err != nil {
 			return nil, err
@@ -94,7 +112,7 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 				ops = append(ops, func() { ix.vecs[spaceName].Set(key, cp) })
 			}
 		}
-		return ops, nil
+		return ix.withOwnLog(ctx, tx, start, ops)
 	})
 }
 
@@ -108,7 +126,11 @@ func (ix *Index) WipeVectors(ctx context.Context, spaceName string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = 0`); err != nil {
 			return nil, err
 		}
-		return []memOp{ix.vecs[spaceName].Reset}, nil
+		// Other processes reload everything (the trigger logs no nulled vector).
+		if _, err := tx.ExecContext(ctx, logReset); err != nil {
+			return nil, err
+		}
+		return ix.withOwnLog(ctx, tx, ix.st.log, []memOp{ix.vecs[spaceName].Reset})
 	})
 }
 
@@ -154,13 +176,15 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 }
 
-// Similarities implements index.Store (from memory). Many keys (a tag
-// query's tier of files sharing a short word) are split over the cores.
-func (ix *Index) Similarities(_ context.Context, spaceName string, q []float32, keys []string) []float32 {
+// Similarities implements index.Store (from memory, brought up to date
+// with other processes' writes first). Many keys (a tag query's tier of
+// files sharing a short word) are split over the cores.
+func (ix *Index) Similarities(ctx context.Context, spaceName string, q []float32, keys []string) []float32 {
 	v, ok := ix.vecs[spaceName]
 	if !ok {
 		return make([]float32, len(keys))
 	}
+	ix.refreshQuiet(ctx)
 	parts := min(runtime.GOMAXPROCS(0), len(keys)/parallelSimilarities)
 	if parts < 2 {
 		return v.Similarities(q, keys)
@@ -180,12 +204,14 @@ func (ix *Index) Similarities(_ context.Context, spaceName string, q []float32, 
 // a goroutine a few µs).
 const parallelSimilarities = 4096
 
-// Vector implements index.Store (from memory).
-func (ix *Index) Vector(_ context.Context, spaceName, key string) ([]float32, bool) {
+// Vector implements index.Store (from memory, brought up to date with
+// other processes' writes first).
+func (ix *Index) Vector(ctx context.Context, spaceName, key string) ([]float32, bool) {
 	v, ok := ix.vecs[spaceName]
 	if !ok {
 		return nil, false
 	}
+	ix.refreshQuiet(ctx)
 	return v.Get(key)
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
 // GrepCandidates implements index.Store: the files whose trigram postings
@@ -14,9 +15,9 @@ import (
 func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query) ([]string, int, error) {
 	var out []string
 	var pending int
-	err := ix.readView(ctx, func(tx *sql.Tx) error {
+	err := ix.freshView(ctx, func(tx *sql.Tx, _, grep *postings.Index) error {
 		var err error
-		out, pending, err = ix.grepCandidates(ctx, tx, root, q)
+		out, pending, err = ix.grepCandidates(ctx, tx, grep, root, q)
 		return err
 	})
 	if err != nil {
@@ -25,8 +26,8 @@ func (ix *Index) GrepCandidates(ctx context.Context, root string, q *index.Query
 	return out, pending, nil
 }
 
-// grepCandidates is GrepCandidates in tx, a readView.
-func (ix *Index) grepCandidates(ctx context.Context, tx *sql.Tx, root string, q *index.Query) ([]string, int, error) {
+// grepCandidates is GrepCandidates in tx, a freshView with postings grep.
+func (ix *Index) grepCandidates(ctx context.Context, tx *sql.Tx, grep *postings.Index, root string, q *index.Query) ([]string, int, error) {
 	cond, args := below("path", root)
 	var pending int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE state = 'pending' AND `+cond, args...).Scan(&pending); err != nil {
@@ -40,7 +41,7 @@ func (ix *Index) grepCandidates(ctx context.Context, tx *sql.Tx, root string, q 
 	case q.Op == index.QNone:
 		sqlq, qargs = `SELECT path FROM files WHERE (grep_ok = 0 OR state = 'pending') AND `+cond, args
 	default:
-		ids, err := json.Marshal(ix.grep.Grep(q))
+		ids, err := json.Marshal(grep.Grep(q))
 		if err != nil {
 			return nil, 0, storeErr("grep", root, err)
 		}

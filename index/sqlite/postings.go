@@ -46,8 +46,7 @@ type loaded struct {
 	problems   []string
 }
 
-// readPostingsTx is readPostings in a read transaction of its own. Call
-// it holding wmu.
+// readPostingsTx is readPostings in a read transaction of its own.
 func (ix *Index) readPostingsTx(ctx context.Context, full bool) (loaded, error) {
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -62,9 +61,9 @@ func (ix *Index) readPostingsTx(ctx context.Context, full bool) (loaded, error) 
 // its checksum, a tombstone of no segment or out of range, or a document
 // live in two segments are problems; with full, so are live documents
 // that are not exactly the chunks and the grep-indexed files. Segments
-// already in memory are reused (segment ids are never reused, and
-// segments never change) unless full, which checks every stored
-// segment. Call it holding wmu.
+// already in memory or in peer are reused (segment ids are never reused,
+// and segments never change) unless full, which checks every stored
+// segment. It changes nothing in memory: a lookup calls it without wmu.
 func (ix *Index) readPostings(ctx context.Context, tx *sql.Tx, full bool) (loaded, error) {
 	var l loaded
 	var err error
@@ -110,15 +109,28 @@ func (ix *Index) readPostings(ctx context.Context, tx *sql.Tx, full bool) (loade
 		return l, err
 	}
 	l.text, l.grep = postings.New(postings.Text), postings.New(postings.Trigram)
+	ix.peerMu.Lock()
+	p := ix.peer // postings of another process's generation (fresh.go)
+	ix.peerMu.Unlock()
 	docs := map[*postings.Index]int{} // live documents, counting one live twice
 	for _, st := range segs {
 		x, cur, want := l.text, ix.text, postings.Text
+		var peer *postings.Index
+		if p != nil {
+			peer = p.text
+		}
 		if st.kind == kindGrep {
 			x, cur, want = l.grep, ix.grep, postings.Trigram
+			if p != nil {
+				peer = p.grep
+			}
 		}
 		var seg *postings.Segment
 		if !full {
 			seg = cur.Segment(st.id)
+			if seg == nil && peer != nil {
+				seg = peer.Segment(st.id)
+			}
 		}
 		if seg == nil {
 			var data []byte
@@ -234,12 +246,14 @@ func bumpGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 // process whose memory still holds the old row must not take the new one
 // for it. The one exception is renumber, which moves every segment to a
 // new id, so no process reuses one decoded under the old chunk ids.
-type txState struct{ gen, chunk, seg int64 }
+// log is the last fresh_log seq at the transaction's start (fresh.go).
+type txState struct{ gen, chunk, seg, log int64 }
 
 const (
 	readStateSQL = `SELECT coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'postings_gen'), 0),
 		coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'chunk_seq'), (SELECT coalesce(max(id), 0) FROM chunks)),
-		coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'postings_seq'), (SELECT coalesce(max(id), 0) FROM postings))`
+		coalesce((SELECT CAST(value AS INTEGER) FROM kv WHERE key = 'postings_seq'), (SELECT coalesce(max(id), 0) FROM postings)),
+		(` + logHeadSQL + `)`
 	saveStateSQL = `INSERT INTO kv(key, value) VALUES ('postings_gen', ?), ('chunk_seq', ?), ('postings_seq', ?)
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`
 )
@@ -250,7 +264,7 @@ func (ix *Index) readState(ctx context.Context, tx *sql.Tx) (txState, error) {
 	if err != nil {
 		return s, err
 	}
-	err = st.QueryRowContext(ctx).Scan(&s.gen, &s.chunk, &s.seg)
+	err = st.QueryRowContext(ctx).Scan(&s.gen, &s.chunk, &s.seg, &s.log)
 	return s, err
 }
 
@@ -384,14 +398,24 @@ func (p *postingsTx) flush(ctx context.Context, ix *Index, tx *sql.Tx) ([]memOp,
 	if err := insertTombs(ctx, ix, tx, p.tombs); err != nil {
 		return nil, err
 	}
+	// Put, Remove and Rename end here: their tag and vector changes are
+	// logged by then (fresh.go).
+	var ops []memOp
+	own, err := ix.ownLog(ctx, tx, ix.st.log)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil {
+		ops = append(ops, own)
+	}
 	delText, delGrep := p.delText, p.delGrep
 	if len(textAdds) == 0 && len(grepAdds) == 0 && len(delText) == 0 && len(delGrep) == 0 {
-		return nil, nil
+		return ops, nil
 	}
-	return []memOp{func() {
+	return append(ops, func() {
 		ix.text.Apply(delText, textAdds...)
 		ix.grep.Apply(delGrep, grepAdds...)
-	}}, nil
+	}), nil
 }
 
 func insertTombs(ctx context.Context, ix *Index, tx *sql.Tx, tombs [][2]int64) error {

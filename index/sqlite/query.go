@@ -31,21 +31,21 @@ func (ix *Index) SearchChunks(ctx context.Context, tokens []string, f index.Filt
 		return nil, nil
 	}
 	// The filter, the ranking and the rows read all see one state of the
-	// index (readView), so no hit is outside the filter or of another
+	// index (freshView), so no hit is outside the filter or of another
 	// chunk than the one ranked.
 	var hits []index.ChunkHit
-	err := ix.readView(ctx, func(tx *sql.Tx) error {
+	err := ix.freshView(ctx, func(tx *sql.Tx, text, _ *postings.Index) error {
 		allow, err := ix.allowed(ctx, tx, f)
 		if err != nil {
 			return err
 		}
 		if len(tokens) > 1 && !f.AnyToken {
-			hits, err = ix.searchChunks(ctx, tx, terms, true, allow, limit)
+			hits, err = ix.searchChunks(ctx, tx, text, terms, true, allow, limit)
 			if err != nil || len(hits) >= index.AllTokensEnough(limit) {
 				return err
 			}
 		}
-		hits, err = ix.searchChunks(ctx, tx, terms, false, allow, limit)
+		hits, err = ix.searchChunks(ctx, tx, text, terms, false, allow, limit)
 		return err
 	})
 	if err != nil {
@@ -118,10 +118,10 @@ func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(
 	return func(id uint32) bool { return set[id] }, nil
 }
 
-// searchChunks ranks the chunks holding all (or any) of terms and reads
-// the rows of the best limit.
-func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, terms []string, all bool, allow func(uint32) bool, limit int) ([]index.ChunkHit, error) {
-	ranked := ix.text.Search(terms, all, limit, postings.Weights{Path: WeightPath, Body: WeightBody}, allow)
+// searchChunks ranks the chunks holding all (or any) of terms in text and
+// reads the rows of the best limit.
+func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, text *postings.Index, terms []string, all bool, allow func(uint32) bool, limit int) ([]index.ChunkHit, error) {
+	ranked := text.Search(terms, all, limit, postings.Weights{Path: WeightPath, Body: WeightBody}, allow)
 	if len(ranked) == 0 {
 		return nil, nil
 	}
@@ -172,7 +172,8 @@ func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) 
 	return h, nil
 }
 
-// Nearest implements index.Store from memory (no SQL on the query path).
+// Nearest implements index.Store from memory (the query path's one SQL
+// statement asks whether other processes changed vectors: see fresh.go).
 // The content space goes through Vectors.NearestApprox, which scans
 // exactly below index.ApproxMin rows (every corpus measured so far) and
 // approximately above; the tag space is always scanned exactly, since seed
@@ -181,6 +182,9 @@ func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, 
 	v, ok := ix.vecs[space]
 	if !ok {
 		return nil, errSpace(space)
+	}
+	if err := ix.refresh(ctx); err != nil {
+		return nil, err
 	}
 	if space == embedding.SpaceContent {
 		return v.NearestApprox(q, k, min), nil

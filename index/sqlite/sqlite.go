@@ -30,14 +30,20 @@
 // # Several processes
 //
 // Several processes may open one file (a CLI command beside `semfs index
-// --watch`). Every write transaction that changes the postings raises a
-// generation counter in kv, inside the transaction (BEGIN IMMEDIATE, so
-// writers serialise); a writer reads it first and reloads the in-memory
-// postings when another process wrote since, before computing tombstones
-// from them, and a lookup reads it in the read transaction it then reads
-// rows in, reloading first when it changed. Reloading reuses the
-// segments already decoded (segment ids are never given twice, nor chunk
-// ids but by a renumbering, which gives every segment a new id).
+// --watch`, two daemons in tests). Every write transaction that changes
+// the postings raises a generation counter in kv, inside the transaction
+// (BEGIN IMMEDIATE, so writers serialise); a writer reads it first and
+// reloads the in-memory postings when another process wrote since, before
+// computing tombstones from them. A lookup reads it in the read
+// transaction it then reads rows in and, when it changed, reads the
+// postings at that snapshot (reusing the segments already decoded:
+// segment ids are never given twice, nor chunk ids but by a renumbering,
+// which gives every segment a new id) without waiting for this process's
+// writer. The in-memory tag index and vectors follow fresh_log, a log of
+// the paths whose tags or vectors changed: a lookup re-reads the rows of
+// the paths other processes logged. So a process sees what another
+// committed at its next lookup, at the cost of one small SELECT per
+// lookup when nothing changed (fresh.go, docs/bench/freshness.md).
 //
 // # Ids
 //
@@ -46,8 +52,6 @@
 // give one past 2^32-1, Put renumbers both 1..n in one transaction,
 // rewriting the segments with the new ids (see renumber.go), and writes
 // again.
-// The in-memory vectors and tag index are not reloaded: they see this
-// process's writes and what it loaded at Open.
 package sqlite
 
 import (
@@ -138,6 +142,17 @@ type Index struct {
 	txStmts map[string]*sql.Stmt
 	dbStmts map[string]*sql.Stmt // prepared on db (dbStmt)
 	genStmt *sql.Stmt            // readGenSQL prepared on db
+	logStmt *sql.Stmt            // logHeadSQL prepared on db
+
+	// Freshness of tags and vectors (fresh.go), guarded by view: logSeq
+	// is the fresh_log seq memory reflects, memSeq counts this process's
+	// changes of them.
+	logSeq, memSeq int64
+
+	// peer holds the postings of a generation another process wrote
+	// while this process's writer held wmu (fresh.go).
+	peerMu sync.Mutex
+	peer   *loaded
 
 	vecs map[string]*index.Vectors // per space, in memory
 
@@ -188,6 +203,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
 	}, tags: index.NewTagIndex(), text: postings.New(postings.Text), grep: postings.New(postings.Trigram)}
+	ix.tags.BeforeRead(func() { ix.refreshQuiet(context.Background()) })
 	// Another process may be creating or migrating the same file right now
 	// (a CLI command beside `semfs index --watch`); SQLite then answers
 	// "database is locked" at once for the schema steps, so retry them.
@@ -205,6 +221,17 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	if err := retryBusy(ctx, func() error { return ix.openDerived(ctx) }); err != nil {
 		ix.Close()
 		return nil, err
+	}
+	if err := retryBusy(ctx, func() error { return ix.ensureFresh(ctx) }); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	if err := retryBusy(ctx, func() (err error) {
+		ix.logStmt, err = ix.db.PrepareContext(ctx, logHeadSQL)
+		return err
+	}); err != nil {
+		ix.Close()
+		return nil, storeErr("open index", path, err)
 	}
 	if err := retryBusy(ctx, func() error { return ix.openPostings(ctx) }); err != nil {
 		ix.Close()
@@ -416,6 +443,10 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, derivedSQL); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
+	// Dropping chunks dropped its trigger; every process reloads.
+	if _, err := tx.ExecContext(ctx, freshSQL+logReset); err != nil {
+		return storeErr("rebuild index", ix.path, err)
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE files SET state = 'pending', reason = '', grep_ok = 0 WHERE state != 'pending' OR grep_ok != 0`); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
@@ -436,52 +467,40 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 	ix.text.Reset()
 	ix.grep.Reset()
 	ix.gen = gen
+	ix.memSeq++
 	return nil
 }
 
-// load fills the in-memory vector spaces and tag table.
+// load fills the in-memory vector spaces and tag table (at Open: nothing
+// else uses them yet), at the fresh_log seq it read them at.
 func (ix *Index) load(ctx context.Context) error {
-	tags := ix.vecs[embedding.SpaceTags]
-	content := ix.vecs[embedding.SpaceContent]
-	tags.Reset()
-	content.Reset()
-	rows, err := ix.db.QueryContext(ctx, `SELECT path, created_by, task, related_apps, tag_vec FROM files`)
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	var paths, hays []string
-	for rows.Next() {
-		var p, by, task, apps string
-		var vec []byte
-		if err := rows.Scan(&p, &by, &task, &apps, &vec); err != nil {
-			rows.Close()
-			return storeErr("open index", ix.path, err)
-		}
-		paths, hays = append(paths, p), append(hays, index.TagHay(p, by, task, decodeList(apps)))
-		if v := decodeVec(vec); v != nil {
-			tags.Set(p, v)
-		}
+	defer tx.Rollback()
+	head, err := logHead(ctx, tx)
+	if err != nil {
+		return storeErr("open index", ix.path, err)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	tags, content := ix.vecs[embedding.SpaceTags], ix.vecs[embedding.SpaceContent]
+	tags.Reset()
+	content.Reset()
+	var paths, hays []string
+	err = readFiles(ctx, tx, "", nil, func(p, hay string, vec []float32) {
+		paths, hays = append(paths, p), append(hays, hay)
+		if vec != nil {
+			tags.Set(p, vec)
+		}
+	})
+	if err != nil {
 		return storeErr("open index", ix.path, err)
 	}
 	ix.tags.Reset()
 	ix.tags.SetBatch(index.NewTagBatch(paths, hays))
-	rows, err = ix.db.QueryContext(ctx, `SELECT key, vec FROM chunks WHERE vec IS NOT NULL`)
-	if err != nil {
+	if err := readChunks(ctx, tx, `WHERE vec IS NOT NULL`, nil, content.Set); err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		var vec []byte
-		if err := rows.Scan(&k, &vec); err != nil {
-			return storeErr("open index", ix.path, err)
-		}
-		if v := decodeVec(vec); v != nil {
-			content.Set(k, v)
-		}
-	}
-	return rows.Err()
+	ix.logSeq = head
+	return nil
 }

@@ -1,0 +1,301 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/index"
+)
+
+// Two *Index values on one file stand for two processes (see
+// multiproc_test.go). These tests check that B's next lookup sees what A
+// committed — tags, vectors and postings — without reopening.
+
+// embedAll gives every row of space waiting for a vector the vector
+// vec(key), through ix.
+func embedAll(t *testing.T, ix *Index, space string, vec func(key string) []float32) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := ix.NeedingEmbedding(ctx, space, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := make([][]float32, len(rows))
+	for i, r := range rows {
+		vecs[i] = vec(r.Key)
+	}
+	if err := ix.SetEmbeddings(ctx, space, rows, vecs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func nearestKeys(t *testing.T, ix *Index, space string, q []float32) []string {
+	t.Helper()
+	hits, err := ix.Nearest(context.Background(), space, q, 10, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Key)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func tagHits(t *testing.T, ix *Index, word string) []string {
+	t.Helper()
+	tiers, err := ix.TagTiers(context.Background(), []string{word})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(tiers[1])
+	return tiers[1]
+}
+
+func TestPeerTagsAndVectorsSeenWithoutReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a, b := open(t, path), open(t, path)
+	east := func(string) []float32 { return []float32{1, 0, 0} }
+
+	// A puts; B's tag index has the file at its next query.
+	if err := a.Put(ctx, item("/n/otter.md", "otters hold hands\n", semfs.Tags{Task: "zoology"})); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tagHits(t, b, "zoology"), []string{"/n/otter.md"}; !slices.Equal(got, want) {
+		t.Errorf("B: tag query zoology = %v, want %v (A's Put)", got, want)
+	}
+	if got, _ := b.TagKeywordCandidates(ctx, "otter"); !slices.Equal(got, []string{"/n/otter.md"}) {
+		t.Errorf("B: TagKeywordCandidates(otter) = %v, want A's file", got)
+	}
+
+	// A embeds; B's vector lookups find the vectors.
+	embedAll(t, a, embedding.SpaceTags, east)
+	embedAll(t, a, embedding.SpaceContent, east)
+	if got, want := nearestKeys(t, b, embedding.SpaceTags, []float32{1, 0, 0}), []string{"/n/otter.md"}; !slices.Equal(got, want) {
+		t.Errorf("B: nearest tag vectors = %v, want %v (A embedded them)", got, want)
+	}
+	if got := nearestKeys(t, b, embedding.SpaceContent, []float32{1, 0, 0}); len(got) != 1 || got[0] != index.ChunkKey("/n/otter.md", 0) {
+		t.Errorf("B: nearest chunk vectors = %v, want the otter chunk", got)
+	}
+	if _, ok := b.Vector(ctx, embedding.SpaceTags, "/n/otter.md"); !ok {
+		t.Error("B: Vector of A's tag vector: none")
+	}
+	if s := b.Similarities(ctx, embedding.SpaceTags, []float32{1, 0, 0}, []string{"/n/otter.md"}); s[0] < 0.99 {
+		t.Errorf("B: similarity to A's tag vector = %v, want 1", s[0])
+	}
+
+	// A re-tags and renames; B sees the new tags under the new path,
+	// with the vectors moved.
+	if err := a.Put(ctx, item("/n/otter.md", "otters hold hands\n", semfs.Tags{Task: "marine"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagHits(t, b, "zoology"); len(got) != 0 {
+		t.Errorf("B: tag query zoology after A re-tagged = %v, want none", got)
+	}
+	if err := a.Rename(ctx, "/n", "/m"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tagHits(t, b, "marine"), []string{"/m/otter.md"}; !slices.Equal(got, want) {
+		t.Errorf("B: tag query marine after A renamed = %v, want %v", got, want)
+	}
+	if got := nearestKeys(t, b, embedding.SpaceContent, []float32{1, 0, 0}); len(got) != 1 || got[0] != index.ChunkKey("/m/otter.md", 0) {
+		t.Errorf("B: nearest chunk vectors after A renamed = %v, want the chunk under /m", got)
+	}
+	if got := searchPaths(t, b, "otters"); len(got) != 1 || got[0] != "/m/otter.md:otters hold hands\n" {
+		t.Errorf("B: search otters after A renamed = %q, want /m/otter.md", got)
+	}
+
+	// B writes too: A sees it, and B still sees its own write and A's.
+	if err := b.Put(ctx, item("/b.md", "beavers\n", semfs.Tags{Task: "marine"})); err != nil {
+		t.Fatal(err)
+	}
+	for name, ix := range map[string]*Index{"A": a, "B": b} {
+		if got, want := tagHits(t, ix, "marine"), []string{"/b.md", "/m/otter.md"}; !slices.Equal(got, want) {
+			t.Errorf("%s: tag query marine = %v, want %v", name, got, want)
+		}
+	}
+
+	// A removes; B forgets the file and its vectors.
+	if err := a.Remove(ctx, "/m", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagHits(t, b, "otter"); len(got) != 0 {
+		t.Errorf("B: tag query otter after A removed = %v, want none", got)
+	}
+	if got := nearestKeys(t, b, embedding.SpaceTags, []float32{1, 0, 0}); len(got) != 0 {
+		t.Errorf("B: nearest tag vectors after A removed = %v, want none", got)
+	}
+
+	// A wipes a space (a model change); B's copy goes too.
+	if err := b.Put(ctx, item("/c.md", "cormorants\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	embedAll(t, b, embedding.SpaceContent, east)
+	if got := nearestKeys(t, a, embedding.SpaceContent, []float32{1, 0, 0}); len(got) != 2 {
+		t.Errorf("A: nearest chunk vectors = %v, want B's two chunks", got)
+	}
+	if err := a.WipeVectors(ctx, embedding.SpaceContent); err != nil {
+		t.Fatal(err)
+	}
+	if got := nearestKeys(t, b, embedding.SpaceContent, []float32{1, 0, 0}); len(got) != 0 {
+		t.Errorf("B: nearest chunk vectors after A wiped them = %v, want none", got)
+	}
+	// Memory agrees with a fresh load.
+	c := open(t, path)
+	for name, ix := range map[string]*Index{"A": a, "B": b} {
+		if got, want := ix.tags.Len(), c.tags.Len(); got != want {
+			t.Errorf("%s: tag index holds %d files, a reopened index %d", name, got, want)
+		}
+		for _, s := range []string{embedding.SpaceTags, embedding.SpaceContent} {
+			if got, want := ix.vecs[s].Len(), c.vecs[s].Len(); got != want {
+				t.Errorf("%s: %s space holds %d vectors, a reopened index %d", name, s, got, want)
+			}
+		}
+	}
+}
+
+// B's lookups never wait for B's own writer. A commits, then holds a
+// write transaction open; B's Put waits for it (holding B's write lock).
+// B's search, grep, tag query and vector lookup must still return, and
+// show A's commit, while A's transaction stays open.
+func TestLookupDoesNotWaitForOwnWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a, b := open(t, path), open(t, path)
+	if err := a.Put(ctx, item("/a.md", "walrus tusks\n", semfs.Tags{Task: "arctic"})); err != nil {
+		t.Fatal(err)
+	}
+	embedAll(t, a, embedding.SpaceTags, func(string) []float32 { return []float32{0, 1, 0} })
+
+	tx, err := a.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: A holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			tx.Rollback()
+		}
+	}
+	defer release()
+	if _, err := tx.ExecContext(ctx, `UPDATE kv SET value = value WHERE key = 'postings_gen'`); err != nil {
+		t.Fatal(err)
+	}
+	putDone := make(chan error, 1)
+	go func() { putDone <- b.Put(ctx, item("/b.md", "narwhal\n", semfs.Tags{})) }()
+	// Wait until B's Put holds B's write lock (it then waits for A's).
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if !b.wmu.TryLock() {
+			break
+		}
+		b.wmu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("B's Put never took its write lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	lookups := make(chan []string, 1)
+	go func() {
+		var got []string
+		got = append(got, searchPaths(t, b, "walrus")...)
+		got = append(got, grepPaths(t, b, "tusks")...)
+		got = append(got, tagHits(t, b, "arctic")...)
+		got = append(got, nearestKeys(t, b, embedding.SpaceTags, []float32{0, 1, 0})...)
+		lookups <- got
+	}()
+	select {
+	case got := <-lookups:
+		want := []string{"/a.md:walrus tusks\n", "/a.md", "/a.md", "/a.md"}
+		if !slices.Equal(got, want) {
+			t.Errorf("B's lookups = %q, want %q (A's commit)", got, want)
+		}
+	case <-time.After(8 * time.Second): // B's Put gives up after busy_timeout (10 s)
+		t.Fatal("B's lookups waited for B's Put, which waits for A's transaction")
+	}
+	select {
+	case err := <-putDone:
+		t.Fatalf("B's Put returned (%v) while A held the write lock", err)
+	default:
+	}
+	release()
+	if err := <-putDone; err != nil {
+		t.Fatal(err)
+	}
+	// The Put installed A's postings and its own; B sees both.
+	for _, w := range []string{"narwhal", "walrus"} {
+		if got := searchPaths(t, b, w); len(got) != 1 {
+			t.Errorf("B: search %s = %q, want one hit", w, got)
+		}
+	}
+	if got := grepPaths(t, b, "a"); !slices.Equal(got, []string{"/a.md", "/b.md"}) {
+		t.Errorf("B: grep a = %q, want both files", got)
+	}
+	if r, err := b.Check(ctx, false); err != nil || len(r.Problems) > 0 {
+		t.Errorf("B: Check = %v, %v", r.Problems, err)
+	}
+}
+
+// A lookup with nothing new costs one small SELECT: it does not re-read
+// rows this process wrote itself.
+func TestOwnWritesNotReread(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	if err := ix.Put(ctx, item("/a.md", "alpha\n", semfs.Tags{Task: "t"})); err != nil {
+		t.Fatal(err)
+	}
+	embedAll(t, ix, embedding.SpaceContent, func(string) []float32 { return []float32{1, 0} })
+	if err := ix.Rename(ctx, "/a.md", "/b.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Remove(ctx, "/b.md", false); err != nil {
+		t.Fatal(err)
+	}
+	var head int64
+	if err := ix.db.QueryRowContext(ctx, logHeadSQL).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	ix.view.RLock()
+	seq, mem := ix.logSeq, ix.memSeq
+	ix.view.RUnlock()
+	if seq != head || head == 0 {
+		t.Fatalf("after its own writes memory is at log seq %d, the log at %d; want equal and above 0", seq, head)
+	}
+	if err := ix.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ix.view.RLock()
+	defer ix.view.RUnlock()
+	if ix.memSeq != mem {
+		t.Error("refresh re-read this process's own writes")
+	}
+}
+
+// A process that fell behind more than the log keeps reloads everything.
+func TestPrunedLogReloadsAll(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a, b := open(t, path), open(t, path)
+	if err := a.Put(ctx, item("/a.md", "alpha\n", semfs.Tags{Task: "kept"})); err != nil {
+		t.Fatal(err)
+	}
+	// Drop the entries B needs (as pruning does after freshKeep more).
+	if err := a.write(ctx, "test", "/", func(tx *sql.Tx) ([]memOp, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO fresh_log(path) VALUES ('/x'); DELETE FROM fresh_log WHERE path != '/x'`)
+		return nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagHits(t, b, "kept"); !slices.Equal(got, []string{"/a.md"}) {
+		t.Errorf("B: tag query kept = %v, want /a.md (entries pruned: reload all)", got)
+	}
+}
