@@ -59,6 +59,9 @@ func IsBinary(data []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return true
 	}
+	if utf8.Valid(head) {
+		return false // the common case, checked many times faster than rune by rune
+	}
 	bad := 0
 	for i := 0; i < len(head); {
 		r, n := utf8.DecodeRune(head[i:])
@@ -95,37 +98,36 @@ func isProse(name string) bool {
 // prose (Markdown, plain text), at blank lines between blocks for code and
 // everything else, each chunk about chunkTarget bytes and never above
 // chunkMax (a longer line is cut on a rune boundary). It reports whether the
-// text was truncated at MaxChunks.
+// text was truncated at MaxChunks. A chunk's text is a substring of text
+// (consecutive lines), not a copy.
 func ChunkText(name, text string) (chunks []Chunk, truncated bool) {
 	prose := isProse(name)
 	var (
-		cur   strings.Builder
-		start = 1
-		line  = 0
+		cs, ce = 0, 0 // the chunk being built: text[cs:ce], ending where the unread text starts
+		start  = 1
+		line   = 0
 	)
 	flush := func(end int) bool {
-		if strings.TrimSpace(cur.String()) != "" {
+		if cur := text[cs:ce]; strings.TrimSpace(cur) != "" {
 			if len(chunks) == MaxChunks {
 				truncated = true
 				return false
 			}
-			chunks = append(chunks, Chunk{No: len(chunks), StartLine: start, EndLine: end, Text: cur.String()})
+			chunks = append(chunks, Chunk{No: len(chunks), StartLine: start, EndLine: end, Text: cur})
 		}
-		cur.Reset()
+		cs = ce
 		start = end + 1
 		return true
 	}
-	for len(text) > 0 {
+	for ce < len(text) {
 		line++
-		var l string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i+1], text[i+1:]
-		} else {
-			l, text = text, ""
+		l := text[ce:]
+		if i := strings.IndexByte(l, '\n'); i >= 0 {
+			l = l[:i+1]
 		}
 		blank := strings.TrimSpace(l) == ""
 		heading := prose && strings.HasPrefix(l, "#")
-		if heading && cur.Len() > 0 {
+		if heading && ce > cs {
 			if !flush(line - 1) {
 				return chunks, truncated
 			}
@@ -136,10 +138,10 @@ func ChunkText(name, text string) (chunks []Chunk, truncated bool) {
 			for cut > 0 && !utf8.RuneStart(l[cut]) {
 				cut--
 			}
-			if cur.Len() > 0 && !flush(line-1) {
+			if ce > cs && !flush(line-1) {
 				return chunks, truncated
 			}
-			cur.WriteString(l[:cut])
+			ce += cut
 			start = line
 			if !flush(line) {
 				return chunks, truncated
@@ -147,16 +149,16 @@ func ChunkText(name, text string) (chunks []Chunk, truncated bool) {
 			start = line
 			l = l[cut:]
 		}
-		if cur.Len()+len(l) > chunkMax && cur.Len() > 0 {
+		if ce-cs+len(l) > chunkMax && ce > cs {
 			if !flush(line - 1) {
 				return chunks, truncated
 			}
 		}
-		if cur.Len() == 0 {
+		if ce == cs {
 			start = line
 		}
-		cur.WriteString(l)
-		if blank && cur.Len() >= chunkTarget {
+		ce += len(l)
+		if blank && ce-cs >= chunkTarget {
 			if !flush(line) {
 				return chunks, truncated
 			}

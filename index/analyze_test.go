@@ -1,10 +1,14 @@
 package index
 
 import (
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func TestChunkText(t *testing.T) {
@@ -109,5 +113,119 @@ func TestPlanGrep(t *testing.T) {
 	q, ok, _ := PlanGrep(`a(b`, true, false)
 	if !ok || q.String() != `"a(b"` {
 		t.Fatalf("fixed: %s %v", q, ok)
+	}
+}
+
+// chunkTextCopying is ChunkText as it was before chunks became substrings
+// of the text: each chunk built in a strings.Builder. TestChunkTextSubstrings
+// compares the two.
+func chunkTextCopying(name, text string) (chunks []Chunk, truncated bool) {
+	prose := isProse(name)
+	var (
+		cur   strings.Builder
+		start = 1
+		line  = 0
+	)
+	flush := func(end int) bool {
+		if strings.TrimSpace(cur.String()) != "" {
+			if len(chunks) == MaxChunks {
+				truncated = true
+				return false
+			}
+			chunks = append(chunks, Chunk{No: len(chunks), StartLine: start, EndLine: end, Text: cur.String()})
+		}
+		cur.Reset()
+		start = end + 1
+		return true
+	}
+	for len(text) > 0 {
+		line++
+		var l string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i+1], text[i+1:]
+		} else {
+			l, text = text, ""
+		}
+		blank := strings.TrimSpace(l) == ""
+		heading := prose && strings.HasPrefix(l, "#")
+		if heading && cur.Len() > 0 {
+			if !flush(line - 1) {
+				return chunks, truncated
+			}
+		}
+		for len(l) > chunkMax {
+			// One very long line (minified code, a data dump): cut it.
+			cut := chunkMax
+			for cut > 0 && !utf8.RuneStart(l[cut]) {
+				cut--
+			}
+			if cur.Len() > 0 && !flush(line-1) {
+				return chunks, truncated
+			}
+			cur.WriteString(l[:cut])
+			start = line
+			if !flush(line) {
+				return chunks, truncated
+			}
+			start = line
+			l = l[cut:]
+		}
+		if cur.Len()+len(l) > chunkMax && cur.Len() > 0 {
+			if !flush(line - 1) {
+				return chunks, truncated
+			}
+		}
+		if cur.Len() == 0 {
+			start = line
+		}
+		cur.WriteString(l)
+		if blank && cur.Len() >= chunkTarget {
+			if !flush(line) {
+				return chunks, truncated
+			}
+		}
+	}
+	flush(line)
+	return chunks, truncated
+}
+
+// ChunkText's chunks are substrings of its text (no copy) and equal to
+// those of the copying version, on GOROOT's sources and on texts with
+// long lines, headings, blank runs and no final newline.
+func TestChunkTextSubstrings(t *testing.T) {
+	texts := map[string]string{
+		"/a.md":    "# One\n\npara one\n\n\n# Two\n" + strings.Repeat("word ", 900) + "\n\n## Three\n   \n\t\nend",
+		"/b.txt":   strings.Repeat("x", 9000) + "\n" + strings.Repeat("é", 5000) + "\n\n" + strings.Repeat("line\n", 700),
+		"/c.go":    strings.Repeat("func f() {}\n\n", 300) + "# not a heading in code\n" + strings.Repeat("y", 4001),
+		"/d.md":    "\n\n\n   \n",
+		"/e.txt":   strings.Repeat("a\r\n\r\n", 1000),
+		"/f.md":    strings.Repeat("#h\n", 50) + strings.Repeat("z", 3999) + "\n" + strings.Repeat("z", 4000),
+		"/g/empty": "",
+	}
+	src := filepath.Join(runtime.GOROOT(), "src", "strings")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts["/strings/"+e.Name()] = string(data)
+	}
+	for name, text := range texts {
+		got, gotTrunc := ChunkText(name, text)
+		want, wantTrunc := chunkTextCopying(name, text)
+		if !slices.Equal(got, want) || gotTrunc != wantTrunc {
+			t.Fatalf("%s: chunks differ from the copying version:\n got %+v\nwant %+v", name, got, want)
+		}
+		lo := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+		for _, c := range got {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(c.Text)))
+			if p < lo || p+uintptr(len(c.Text)) > lo+uintptr(len(text)) {
+				t.Fatalf("%s: chunk %d is a copy, not a substring of the text", name, c.No)
+			}
+		}
 	}
 }
