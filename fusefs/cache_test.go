@@ -423,7 +423,7 @@ func TestSmallReadsCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	c := &countingFS{FS: h}
+	c := &walkCountingFS{countingFS: &countingFS{FS: h}}
 	srv := mountServer(t, c, Options{KeepCache: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
 	needPassthrough(t, srv)
 	p := filepath.Join(srv.Dir(), "f")
@@ -458,14 +458,16 @@ func TestSmallReadsCached(t *testing.T) {
 			t.Fatalf("read %q, want first", got)
 		}
 	}
-	r0, s0 := c.reads.Load(), c.stats.Load()
+	r0, s0, o0 := c.reads.Load(), c.stats.Load(), c.opens.Load()
 	for range 3 {
 		if got := readAll(); got != "first" {
 			t.Fatalf("read %q, want first", got)
 		}
 	}
-	if r, s := c.reads.Load()-r0, c.stats.Load()-s0; r != 0 || s != 0 {
-		t.Errorf("three more opens of an unchanged file served %d reads and %d stats; want none", r, s)
+	// Each open stats the file to check that the kept pages are its
+	// bytes, and opens no host file (tree.openKept).
+	if r, s, o := c.reads.Load()-r0, c.stats.Load()-s0, c.opens.Load()-o0; r != 0 || s != 3 || o != 0 {
+		t.Errorf("three more opens of an unchanged file served %d reads, %d stats and %d opens; want 0, 3, 0", r, s, o)
 	}
 
 	// Rewritten through the mount (a writable open is passthrough).
@@ -557,7 +559,102 @@ func TestWalkRequests(t *testing.T) {
 	run("grep", "-r", "nothing-matches", srv.Dir()) // the read marked atime stale once
 	s0, o0, r0 := c.stats.Load(), c.opens.Load(), c.reads.Load()
 	run("grep", "-r", "nothing-matches", srv.Dir())
-	if s, o, r := c.stats.Load()-s0, c.opens.Load()-o0, c.reads.Load()-r0; s != 0 || o != dirs*files || r != 0 {
-		t.Errorf("a warm grep -r over %d files reached the tree with %d stats, %d opens, %d reads; want 0, %d, 0", dirs*files, s, o, r, dirs*files)
+	if s, o, r := c.stats.Load()-s0, c.opens.Load()-o0, c.reads.Load()-r0; s != dirs*files || o != 0 || r != 0 {
+		t.Errorf("a warm grep -r over %d files reached the tree with %d stats, %d opens, %d reads; want %d, 0, 0", dirs*files, s, o, r, dirs*files)
+	}
+}
+
+// TestKeptPagesOpenLazily checks the handles that open no host file
+// because the kernel kept the file's pages (tree.openKept): a read that
+// misses the pages opens the file then, and reads its bytes; if another
+// file stands at the name by then, the read fails with ESTALE instead of
+// reading that file's bytes; fstat(2) of such a handle answers; and an
+// open of a file removed behind the mount still fails with ENOENT.
+func TestKeptPagesOpenLazily(t *testing.T) {
+	dir := t.TempDir()
+	h, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	c := &walkCountingFS{countingFS: &countingFS{FS: h}}
+	srv := mountServer(t, c, Options{KeepCache: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
+	needPassthrough(t, srv)
+	p := filepath.Join(srv.Dir(), "f")
+	host := filepath.Join(dir, "f")
+	if err := os.WriteFile(host, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Loads the pages and the stamp (a second read: the first one's
+	// READ marked the access time stale).
+	for range 2 {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "first" {
+			t.Fatalf("read %q, %v; want first", b, err)
+		}
+	}
+	readAt := func(f *os.File) (string, error) {
+		b := make([]byte, 16)
+		n, err := f.ReadAt(b, 0)
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		return string(b[:n]), err
+	}
+
+	// The kernel drops the pages of an open, unopened handle: its read
+	// opens the host file.
+	o0 := c.opens.Load()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.opens.Load() - o0; o != 0 {
+		t.Fatalf("an open of a file whose pages are kept opened it in the tree %d times; want 0", o)
+	}
+	srv.Written("/f")
+	if got, err := readAt(f); err != nil || got != "first" {
+		t.Errorf("read after the pages were dropped: %q, %v; want first", got, err)
+	}
+	if o := c.opens.Load() - o0; o != 1 {
+		t.Errorf("a read that missed the pages opened the file %d times; want 1", o)
+	}
+	f.Close()
+	for range 2 { // the read marked the access time stale
+		if b, err := os.ReadFile(p); err != nil || string(b) != "first" {
+			t.Fatalf("read %q, %v; want first", b, err)
+		}
+	}
+
+	// Replaced behind the mount after the open, unreported: a read that
+	// misses the pages must not read the new file.
+	f, err = os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.WriteFile(host+".tmp", []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(host+".tmp", host); err != nil {
+		t.Fatal(err)
+	}
+	srv.Written("/f")
+	if got, err := readAt(f); !errors.Is(err, syscall.ESTALE) {
+		t.Errorf("read of a handle whose file was replaced since: %q, %v; want ESTALE", got, err)
+	}
+	if info, err := f.Stat(); err != nil || info.Size() != int64(len("first")) {
+		t.Errorf("fstat of the handle: %v, %v; want the size at open, 5", info, err)
+	}
+
+	// Removed behind the mount, unreported: the open fails as it did
+	// before pages were kept.
+	if b, err := os.ReadFile(p); err != nil || string(b) != "other" {
+		t.Fatalf("read %q, %v; want other", b, err)
+	}
+	if err := os.Remove(host); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Open(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("open of a file removed behind the mount: %v; want ENOENT", err)
 	}
 }

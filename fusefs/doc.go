@@ -76,6 +76,15 @@
 // dropped per open, and a passthrough read marks the inode's access time
 // stale, so the program's next fstat(2) is a GETATTR round trip (grep -r
 // paid one per file). A cold small file then costs one READ round trip.
+// An open of such a file whose kept pages match the host file opens no
+// host file: the tree is asked to Stat the path (which checks the
+// caller's access as an open would, and yields the stamp), and the file
+// is opened, as the opener, only if a read misses the pages (the kernel
+// may evict them). If by then another file stands at the name (replaced
+// behind the mount, or renamed over), that read fails with ESTALE rather
+// than return another file's bytes; and a file hidden from the opener
+// since, or removed, fails as its open would. fstat(2) of a handle never
+// read answers from that Stat.
 //
 // The kernel requires all opens of one inode to be passthrough while one
 // is, all to the backing file of the first: a handle without a descriptor

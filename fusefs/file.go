@@ -32,6 +32,9 @@ type handle struct {
 	// stamp is the host file as a read-only handle served through the
 	// page cache found it at open (tree.readCached).
 	stamp pageStamp
+	// lazy, when set, defers opening ro until a read misses the pages
+	// the kernel kept (tree.openKept); ro is then read under lazy.mu.
+	lazy *lazyOpen
 
 	mu  sync.Mutex // serialises reads of an ro file without ReadAt
 	pos int64
@@ -79,10 +82,66 @@ func asHandle(f gofs.FileHandle) *handle {
 	return nil
 }
 
-// file is the open file of the tree.
+// lazyOpen is the state of a handle whose host file is opened on its
+// first read (tree.openKept).
+type lazyOpen struct {
+	ctx  context.Context // the opener's: the deferred open runs as the opener
+	info fs.FileInfo     // the file at open, for fstat(2) before a read
+	mu   sync.Mutex
+	done bool // ro is open
+}
+
+// load opens the host file of a handle made by openKept, if it is not
+// open yet: the file its number names now, which must be the file the
+// handle was opened on (a file renamed over it, or replaced behind the
+// mount, would serve other bytes): otherwise ESTALE.
+func (h *handle) load() error {
+	l := h.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return nil
+	}
+	t := h.t
+	t.ns.RLock()
+	p, ok := t.pathOf(h.ino)
+	if !ok {
+		t.ns.RUnlock()
+		return syscall.ESTALE
+	}
+	f, err := t.fsys.Open(l.ctx, p)
+	t.ns.RUnlock()
+	if err != nil {
+		return err
+	}
+	var st syscall.Stat_t
+	if fd, ok := semfs.HostFd(f); !ok || syscall.Fstat(fd, &st) != nil || pageStampOf(&st).id != h.stamp.id {
+		f.Close()
+		return syscall.ESTALE
+	}
+	h.ro, l.done = f, true
+	return nil
+}
+
+// opened reports whether the handle holds an open file of the tree; only
+// a handle of openKept's that no read needed holds none.
+func (h *handle) opened() bool {
+	if h.lazy == nil {
+		return true
+	}
+	h.lazy.mu.Lock()
+	defer h.lazy.mu.Unlock()
+	return h.lazy.done
+}
+
+// file is the open file of the tree (nil for a handle of openKept's that
+// no read needed).
 func (h *handle) file() fs.File {
 	if h.rw != nil {
 		return h.rw
+	}
+	if !h.opened() {
+		return nil
 	}
 	return h.ro
 }
@@ -91,10 +150,18 @@ func (h *handle) stat() (fs.FileInfo, error) {
 	if h.rw != nil {
 		return h.rw.Stat()
 	}
+	if !h.opened() {
+		return h.lazy.info, nil
+	}
 	return h.ro.Stat()
 }
 
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if h.lazy != nil {
+		if err := h.load(); err != nil {
+			return nil, h.t.errno(err)
+		}
+	}
 	var ra io.ReaderAt = h.rw
 	if h.rw == nil {
 		ra, _ = h.ro.(io.ReaderAt)
@@ -192,7 +259,10 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 			before = &st
 		}
 	}
-	err := h.file().Close()
+	var err error
+	if f := h.file(); f != nil {
+		err = f.Close()
+	}
 	if h.hasRo {
 		syscall.Close(h.roFd)
 	}

@@ -231,6 +231,26 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 		return h, 0, 0
 	}
 	t.mu.Lock()
+	if h.lazy != nil {
+		if c := t.modes[ino]; c == nil || c.passthrough == 0 {
+			if c == nil {
+				c = &ioCount{}
+				t.modes[ino] = c
+			}
+			fl := t.keepPages(ino, h)
+			t.readCached(ino, c, h, h.stamp)
+			t.mu.Unlock()
+			return h, fl, 0
+		}
+		// A passthrough open came in between: the kernel serves this
+		// handle from that open's backing file, so it needs a host
+		// file now.
+		t.mu.Unlock()
+		if err := h.load(); err != nil {
+			return nil, 0, t.errno(err)
+		}
+		t.mu.Lock()
+	}
 	fh, fl, errno := t.openedLocked(ino, h)
 	t.mu.Unlock()
 	if errno == syscall.ESTALE {
@@ -253,7 +273,7 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 			known := syscall.Fstat(fd, &st) == nil
 			id := fileID{uint64(st.Dev), st.Ino}
 			if known && c.passthrough == 0 && h.rw == nil && t.opts.KeepCache && st.Size <= cachedReadMax {
-				return t.readCached(ino, c, h, pageStamp{id, fileStamp{st.Size, st.Mtim, st.Ctim}}), t.keepPages(ino, h), 0
+				return t.readCached(ino, c, h, pageStampOf(&st)), t.keepPages(ino, h), 0
 			}
 			if c.cached > 0 {
 				goto cached // see the doc comment of opened
@@ -348,6 +368,48 @@ func (t *tree) keepPages(ino uint64, h *handle) uint32 {
 		return fuse.FOPEN_KEEP_CACHE
 	}
 	return 0
+}
+
+// openKept returns a handle of number ino, the file at p, that opens no
+// host file, when the kernel holds pages of the number that an earlier
+// read-only open loaded (readCached) and the host file is still the one,
+// with the size, mtime and ctime, they were loaded from: then the kernel
+// keeps them (keepPages) and reads none, and the host file is opened only
+// if a read misses them (handle.load; pages may be evicted). A warm
+// grep -r so costs the tree a stat per file instead of an open, and its
+// RELEASE closes nothing. The stat goes through the tree like the open,
+// so the caller's access is checked as the open would check it; a change
+// of the host file's permissions changes its ctime. It returns nil, and
+// the caller opens the file, when there are no such pages, the tree's
+// FileInfo carries no stat(2) result, or the stat fails (the open then
+// reports the error).
+func (t *tree) openKept(ctx context.Context, ino uint64, p string) *handle {
+	if !t.opts.KeepCache || !t.passthrough.Load() {
+		return nil
+	}
+	t.mu.Lock()
+	old, ok := t.pages[ino]
+	if c := t.modes[ino]; c != nil && c.passthrough > 0 {
+		ok = false // opens join the passthrough handles (openedLocked)
+	}
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	info, err := t.fsys.Stat(ctx, p)
+	if err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || pageStampOf(st) != old {
+		return nil
+	}
+	return &handle{t: t, lazy: &lazyOpen{ctx: ctx, info: info}, stamp: old}
+}
+
+// pageStampOf is the page stamp of a host file's stat(2) result.
+func pageStampOf(st *syscall.Stat_t) pageStamp {
+	return pageStamp{fileID{uint64(st.Dev), st.Ino}, fileStamp{st.Size, st.Mtim, st.Ctim}}
 }
 
 // awaitRelease waits a little, with t.mu unlocked meanwhile, for the
@@ -874,6 +936,9 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, syscall.Errno) 
 		return nil, syscall.ESTALE
 	}
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY && flags&syscall.O_TRUNC == 0 {
+		if h := n.t.openKept(ctx, n.StableAttr().Ino, p); h != nil {
+			return h, 0
+		}
 		f, err := n.t.fsys.Open(ctx, p)
 		if err != nil {
 			return nil, n.t.errno(err)
