@@ -40,6 +40,7 @@ func main() {
 	only := flag.String("only", "", `run only these workloads: "walks" (the small files, then the tree walks; no sequential file)`)
 	walkprofile := flag.String("walkprofile", "", "write a CPU profile of the tree walks through the mount (daemon and workload) to this file")
 	rounds := flag.Int("rounds", 1, "run the tree walks this many times (a row per walk and round)")
+	walks := flag.String("walks", "ls,find,grep", "the tree walks to run, comma-separated: ls (ls -R), find (find -type f), grep (grep -r)")
 	flag.Parse()
 	if *only != "" && *only != "walks" {
 		log.Fatalf("-only %q: the only subset is walks", *only)
@@ -137,19 +138,34 @@ func main() {
 		must(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
-	for _, c := range slices.Repeat([][]string{{"ls", "-R", "."}, {"find", ".", "-type", "f"}, {"grep", "-r", "needle-0042", "."}}, *rounds) {
+	var cmds [][]string
+	for _, w := range strings.Split(*walks, ",") {
+		c, ok := walkCmds[w]
+		if !ok {
+			log.Fatalf("-walks: unknown walk %q (known: ls, find, grep)", w)
+		}
+		cmds = append(cmds, c)
+	}
+	for _, c := range slices.Repeat(cmds, *rounds) {
 		row("`"+joinArgs(c)+"` over the small files, cold", func(root string) (time.Duration, string) {
 			dropCaches()
-			c0 := cpuTime()
-			d := runCmd(filepath.Join(root, "small"), c, 1)
-			return d, walkResult(d, cpuTime()-c0, 1)
+			c0, f0 := cpuTime(), majorFaults()
+			d, childFaults := runCmd(filepath.Join(root, "small"), c, 1)
+			return d, walkResult(d, cpuTime()-c0, 1) + fmt.Sprintf(", major faults: daemon %d, walk %d", majorFaults()-f0, childFaults)
 		})
 		row("`"+joinArgs(c)+"` over the small files, warm", func(root string) (time.Duration, string) {
 			c0 := cpuTime()
-			d := runCmd(filepath.Join(root, "small"), c, 3)
+			d, _ := runCmd(filepath.Join(root, "small"), c, 3)
 			return d, walkResult(d, cpuTime()-c0, 3)
 		})
 	}
+}
+
+// walkCmds are the tree walks by name (-walks); "." stands for the tree.
+var walkCmds = map[string][]string{
+	"ls":   {"ls", "-R", "."},
+	"find": {"find", ".", "-type", "f"},
+	"grep": {"grep", "-r", "needle-0042", "."},
 }
 
 // walkResult describes a walk that took d at best, and the CPU this
@@ -229,6 +245,16 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// majorFaults is the number of page faults of this process (the daemon;
+// the walk runs in a child) that read from disk so far. A cold walk
+// follows dropped caches, which dropped the daemon's own executable pages
+// too: the code serving the walk's first requests is read back from disk.
+func majorFaults() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Majflt
 }
 
 // maxOPath is the most O_PATH descriptors the mount keeps: one for each
@@ -380,12 +406,12 @@ func statP50(root string, n int) time.Duration {
 }
 
 // runCmd runs args, with "." standing for dir, runs times and returns the
-// best time. The command gets dir as an argument rather than as its
+// best time and the major page faults of the runs. The command gets dir as an argument rather than as its
 // working directory: os/exec changes directory in the child between
 // vfork and exec, where the child still borrows this process's thread, and
 // a change into the mount this process serves can then wait forever on a
 // daemon stopped for a garbage collection that waits on that thread.
-func runCmd(dir string, args []string, runs int) time.Duration {
+func runCmd(dir string, args []string, runs int) (time.Duration, int64) {
 	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "." {
@@ -393,6 +419,7 @@ func runCmd(dir string, args []string, runs int) time.Duration {
 		}
 	}
 	best := time.Duration(1 << 62)
+	var faults int64
 	for range runs {
 		if *debugFlag {
 			log.Printf("benchmount: running %v", args)
@@ -404,6 +431,9 @@ func runCmd(dir string, args []string, runs int) time.Duration {
 			log.Fatalf("%v in %s: %v", args, dir, err)
 		}
 		best = min(best, time.Since(start))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			faults += ru.Majflt
+		}
 	}
-	return best
+	return best, faults
 }
