@@ -615,3 +615,82 @@ func TestTextBuilder(t *testing.T) {
 		t.Fatal("TextBuilder and Builder segments differ")
 	}
 }
+
+// A Builder's segment lists, for each term, exactly the documents that
+// added it, ascending, with their frequencies — with documents that add
+// nothing, terms first seen late, and trigrams added as packed numbers.
+func TestBuilderLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	text, tri := NewBuilder(Text), NewBuilder(Trigram)
+	want := map[string][]TF{} // term → TF per document (zero: absent)
+	wantTri := map[uint32][]bool{}
+	const docs = 300
+	for d := range docs {
+		var terms []TermTF
+		var tris []uint32
+		if d%7 != 3 { // every seventh document adds nothing
+			for i := range r.IntN(20) {
+				term := fmt.Sprintf("t%d", r.IntN(10+d)) // later documents bring new terms
+				if slices.ContainsFunc(terms, func(x TermTF) bool { return x.Term == term }) {
+					continue
+				}
+				terms = append(terms, TermTF{term, TF{Path: uint16(i % 3), Body: uint32(1 + r.IntN(5))}})
+			}
+			for range r.IntN(30) {
+				if t := uint32(r.IntN(1 << 21)); !slices.Contains(tris, t) {
+					tris = append(tris, t)
+				}
+			}
+		}
+		text.AddText(Doc{Terms: terms, PathLen: 1, BodyLen: 2})
+		tri.AddTrigrams(tris)
+		for _, tt := range terms {
+			if want[tt.Term] == nil {
+				want[tt.Term] = make([]TF, docs)
+			}
+			want[tt.Term][d] = tt.TF
+		}
+		for _, t := range tris {
+			if wantTri[t] == nil {
+				wantTri[t] = make([]bool, docs)
+			}
+			wantTri[t][d] = true
+		}
+	}
+	seg := text.Segment()
+	if seg.Len() != docs || len(seg.terms) != len(want) || !slices.IsSorted(seg.terms) {
+		t.Fatalf("text segment: %d documents, %d terms (want %d), sorted %v", seg.Len(), len(seg.terms), len(want), slices.IsSorted(seg.terms))
+	}
+	for term, tfs := range want {
+		p := seg.postings(term)
+		var docs []uint32
+		for d, tf := range tfs {
+			if tf != (TF{}) {
+				docs = append(docs, uint32(d))
+			}
+		}
+		if !slices.Equal(p.docs, docs) {
+			t.Fatalf("%s: documents %v, want %v", term, p.docs, docs)
+		}
+		for i, d := range p.docs {
+			if got := (TF{p.path[i], p.body[i]}); got != tfs[d] {
+				t.Fatalf("%s in document %d: %+v, want %+v", term, d, got, tfs[d])
+			}
+		}
+	}
+	tseg := tri.Segment()
+	if tseg.Len() != docs || len(tseg.terms) != len(wantTri) {
+		t.Fatalf("trigram segment: %d documents, %d terms, want %d", tseg.Len(), len(tseg.terms), len(wantTri))
+	}
+	for packed, in := range wantTri {
+		var docs []uint32
+		for d, ok := range in {
+			if ok {
+				docs = append(docs, uint32(d))
+			}
+		}
+		if p := tseg.postings(TrigramTerm(packed)); !slices.Equal(p.docs, docs) {
+			t.Fatalf("trigram %x: documents %v, want %v", packed, p.docs, docs)
+		}
+	}
+}
