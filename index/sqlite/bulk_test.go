@@ -156,3 +156,68 @@ func TestBulkPutFileIDsRenumbered(t *testing.T) {
 	}
 	checkIDs(t, ix)
 }
+
+// The values insertRows leaves out as defaults are the columns' DEFAULTs
+// in the schema: a row inserted without them reads back values that each
+// column's isDefault accepts (else a bulk insert would store other values
+// than the ones it was given).
+func TestBulkDefaultsAsBound(t *testing.T) {
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	for _, c := range []struct {
+		t      *bulkTable
+		insert string
+		read   string
+	}{
+		{&filesTable, `INSERT INTO files(id, path, created_at, updated_at) VALUES (7, '/d', 1, 1)`, `SELECT * FROM files WHERE id = 7`},
+		{&chunksTable, `INSERT INTO chunks(id, key, path, no, start_line, end_line, text) VALUES (7, '/d#00000', '/d', 0, 1, 1, 'x')`, `SELECT * FROM chunks WHERE id = 7`},
+	} {
+		if _, err := ix.db.Exec(c.insert); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := ix.db.Query(c.read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := rows.Columns()
+		vals := make([]any, len(names))
+		ptrs := make([]any, len(names))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if !rows.Next() {
+			t.Fatalf("%s: no row", c.read)
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		stored := map[string]any{}
+		for i, n := range names {
+			if v, ok := vals[i].(int64); ok {
+				vals[i] = int(v) // bound as int
+			}
+			stored[n] = vals[i]
+		}
+		defaults := 0
+		for i, col := range c.t.cols {
+			v, ok := stored[col]
+			if !ok {
+				t.Errorf("%s has no column %s", c.t.name, col)
+				continue
+			}
+			if is := c.t.isDefault[i]; is != nil {
+				defaults++
+				if !is(v) {
+					t.Errorf("%s.%s defaults to %#v, which insertRows does not take for its default", c.t.name, col, v)
+				}
+			}
+		}
+		if want := map[string]int{"files": 11, "chunks": 2}[c.t.name]; defaults != want {
+			t.Errorf("%s: %d columns left out when default, want %d", c.t.name, defaults, want)
+		}
+	}
+	// And a value other than the default is bound.
+	if filesTable.isDefault[4]("[\"editor\"]") || chunksTable.isDefault[7]([]byte{1}) || filesTable.isDefault[10](1) {
+		t.Error("a value other than the default taken for it")
+	}
+}

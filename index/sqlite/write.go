@@ -261,6 +261,7 @@ type batch struct {
 	chunkPaths map[string]bool // paths with rows in chunkArgs
 	post       *postingsTx
 	rows       map[string]fileRow // files rows of the batch's paths, as written so far
+	vals       []any              // the values bound by insertRows (scratch)
 }
 
 // fileRow is what a Put needs to know of a file's existing row.
@@ -334,9 +335,53 @@ const (
 	chunkColumns = 9
 )
 
+// bulkTable is a table a batch inserts rows into, rowsPerInsert per
+// statement: its columns in the order of a row's values and, for a column
+// with a DEFAULT, a test that a value equals it. A statement whose rows
+// all hold a column's default leaves the column out: binding a value
+// costs more than SQLite filling in the default, and most files rows
+// carry no tags (9 of their 22 values are defaults).
+type bulkTable struct {
+	name      string
+	cols      []string
+	isDefault []func(any) bool // nil: always bound
+}
+
+func isText(def string) func(any) bool {
+	return func(v any) bool { s, ok := v.(string); return ok && s == def }
+}
+
+func isZero(v any) bool { n, ok := v.(int); return ok && n == 0 }
+
+func isNullBlob(v any) bool { b, ok := v.([]byte); return v == nil || ok && b == nil }
+
+// The DEFAULTs of the files columns (migrations/0001_init.sql) and of the
+// chunks columns (derived.sql); TestBulkDefaultsAsBound checks them.
+var (
+	filesTable = bulkTable{
+		name: "files",
+		cols: strings.Fields(strings.ReplaceAll(newFileCols, ",", " ")),
+		isDefault: []func(any) bool{
+			2: isText(""), 3: isText(""), 4: isText("[]"), 5: isText(""), 6: isText("[]"), 7: isText(""),
+			8: isText("{}"), 9: isText("[]"), 10: isZero, 17: isText(""), 21: isZero,
+		},
+	}
+	chunksTable = bulkTable{
+		name:      "chunks",
+		cols:      strings.Fields(strings.ReplaceAll(chunkCols, ",", " ")),
+		isDefault: []func(any) bool{7: isNullBlob, 8: isZero},
+	}
+)
+
+func init() {
+	for _, t := range []*bulkTable{&filesTable, &chunksTable} {
+		t.isDefault = append(t.isDefault, make([]func(any) bool, len(t.cols)-len(t.isDefault))...)
+	}
+}
+
 // insertFiles inserts the waiting new files rows.
 func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	err := insertRows(ctx, ix, tx, `INSERT INTO files(`+newFileCols+`) VALUES `, fileColumns, w.fileArgs)
+	err := w.insertRows(ctx, ix, tx, &filesTable, w.fileArgs)
 	w.fileArgs = w.fileArgs[:0]
 	clear(w.filePaths)
 	return err
@@ -344,27 +389,78 @@ func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
 
 // insertChunks inserts the waiting chunks rows.
 func (w *batch) insertChunks(ctx context.Context, ix *Index, tx *sql.Tx) error {
-	err := insertRows(ctx, ix, tx, `INSERT INTO chunks(`+chunkCols+`) VALUES `, chunkColumns, w.chunkArgs)
+	err := w.insertRows(ctx, ix, tx, &chunksTable, w.chunkArgs)
 	w.chunkArgs = w.chunkArgs[:0]
 	clear(w.chunkPaths)
 	return err
 }
 
-// insertRows runs insert (up to VALUES) for the rows in args, cols
-// values each, rowsPerInsert rows per statement.
-func insertRows(ctx context.Context, ix *Index, tx *sql.Tx, insert string, cols int, args []any) error {
-	row := "(" + placeholders(cols) + ")"
+// insertRows inserts the rows in args (len(t.cols) values each) into t,
+// rowsPerInsert rows per statement, leaving out the columns whose values
+// are all defaults in that statement.
+func (w *batch) insertRows(ctx context.Context, ix *Index, tx *sql.Tx, t *bulkTable, args []any) error {
+	cols := len(t.cols)
+	keep := make([]bool, cols)
 	for len(args) > 0 {
 		n := 1
 		if len(args) >= rowsPerInsert*cols {
 			n = rowsPerInsert
 		}
-		if _, err := ix.txExec(ctx, tx, insert+strings.Repeat(row+",", n-1)+row, args[:n*cols]...); err != nil {
+		rows := args[:n*cols]
+		args = args[n*cols:]
+		kept := 0
+		for c := range cols {
+			keep[c] = t.isDefault[c] == nil
+			for r := 0; !keep[c] && r < n; r++ {
+				keep[c] = !t.isDefault[c](rows[r*cols+c])
+			}
+			if keep[c] {
+				kept++
+			}
+		}
+		vals := rows
+		if kept < cols {
+			w.vals = w.vals[:0]
+			for r := range n {
+				for c, v := range rows[r*cols : (r+1)*cols] {
+					if keep[c] {
+						w.vals = append(w.vals, v)
+					}
+				}
+			}
+			vals = w.vals
+		}
+		if _, err := ix.txExec(ctx, tx, insertSQL(t, keep, kept, n), vals...); err != nil {
 			return err
 		}
-		args = args[n*cols:]
 	}
 	return nil
+}
+
+// insertSQL is the statement inserting n rows of the kept columns of t.
+func insertSQL(t *bulkTable, keep []bool, kept, n int) string {
+	var b strings.Builder
+	b.Grow(len(t.name) + 16 + 12*kept + n*(2*kept+2))
+	b.WriteString("INSERT INTO ")
+	b.WriteString(t.name)
+	b.WriteByte('(')
+	sep := ""
+	for c, name := range t.cols {
+		if keep[c] {
+			b.WriteString(sep)
+			b.WriteString(name)
+			sep = ","
+		}
+	}
+	b.WriteString(") VALUES ")
+	row := "(" + placeholders(kept) + ")"
+	for r := range n {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	return b.String()
 }
 
 // rowsPerInsert is how many rows one bulk INSERT carries: a statement
