@@ -57,10 +57,6 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 	}
 	cp := append([]float32(nil), vec...)
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		start, err := logHead(ctx, tx)
-		if err != nil {
-			return nil, err
-		}
 		res, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
@@ -69,12 +65,14 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil, nil
 		}
-		return ix.withOwnLog(ctx, tx, start, []memOp{func() { ix.vecs[spaceName].Set(key, cp) }})
+		return ix.withOwnLog(ctx, tx, -1, []memOp{func() { ix.vecs[spaceName].Set(key, cp) }})
 	})
 }
 
 // withOwnLog appends to ops the memOp of the fresh_log entries the
-// transaction wrote after start (see ownLog).
+// transaction wrote after start (see ownLog). A start of -n means the
+// transaction wrote the last n entries: a vector write logs one entry per
+// vector set (the fresh_*_vec triggers), which saves a SELECT.
 func (ix *Index) withOwnLog(ctx context.Context, tx *sql.Tx, start int64, ops []memOp) ([]memOp, error) {
 	own, err := ix.ownLog(ctx, tx, start)
 	if err != nil || own == nil {
@@ -91,10 +89,6 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 		return err
 	}
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		start, err := logHead(ctx, tx)
-		if err != nil {
-			return nil, err
-		}
 		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`)
 		if err != nil {
 			return nil, err
@@ -112,7 +106,10 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 				ops = append(ops, func() { ix.vecs[spaceName].Set(key, cp) })
 			}
 		}
-		return ix.withOwnLog(ctx, tx, start, ops)
+		if len(ops) == 0 {
+			return nil, nil
+		}
+		return ix.withOwnLog(ctx, tx, -int64(len(ops)), ops)
 	})
 }
 
@@ -176,15 +173,17 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 }
 
-// Similarities implements index.Store (from memory, brought up to date
-// with other processes' writes first). Many keys (a tag query's tier of
-// files sharing a short word) are split over the cores.
-func (ix *Index) Similarities(ctx context.Context, spaceName string, q []float32, keys []string) []float32 {
+// Similarities implements index.Store from memory, as the tag query's
+// TagTiers call just before brought it up to date with other processes'
+// writes (a tag query calls Similarities once per tier: the check, one
+// SELECT, is done once per query, and tiers and similarities are of one
+// state). Many keys (a tag query's tier of files sharing a short word)
+// are split over the cores.
+func (ix *Index) Similarities(_ context.Context, spaceName string, q []float32, keys []string) []float32 {
 	v, ok := ix.vecs[spaceName]
 	if !ok {
 		return make([]float32, len(keys))
 	}
-	ix.refreshQuiet(ctx)
 	parts := min(runtime.GOMAXPROCS(0), len(keys)/parallelSimilarities)
 	if parts < 2 {
 		return v.Similarities(q, keys)

@@ -95,14 +95,17 @@ func logHead(ctx context.Context, tx *sql.Tx) (int64, error) {
 }
 
 // ownLog returns the memOp of a write transaction of this process that
-// logged the entries after start (read at its start) up to its end: the
-// memory it changes is its own, so it counts as a change of memory
-// (memSeq) and, when memory was at start, moves logSeq past its entries.
-// It also prunes old entries. Call it last in the transaction.
+// logged the entries after start (read at its start; -n: the last n) up
+// to its end: the memory it changes is its own, so it counts as a change
+// of memory (memSeq) and, when memory was at start, moves logSeq past its
+// entries. It also prunes old entries. Call it last in the transaction.
 func (ix *Index) ownLog(ctx context.Context, tx *sql.Tx, start int64) (memOp, error) {
 	end, err := logHead(ctx, tx)
 	if err != nil || end == start {
 		return nil, err
+	}
+	if start < 0 {
+		start += end
 	}
 	if end/4096 != start/4096 { // now and then
 		if _, err := tx.ExecContext(ctx, `DELETE FROM fresh_log WHERE seq <= ?`, end-freshKeep); err != nil {

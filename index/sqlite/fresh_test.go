@@ -88,6 +88,8 @@ func TestPeerTagsAndVectorsSeenWithoutReopen(t *testing.T) {
 	if _, ok := b.Vector(ctx, embedding.SpaceTags, "/n/otter.md"); !ok {
 		t.Error("B: Vector of A's tag vector: none")
 	}
+	// A tag query asks TagTiers first, then Similarities of the tiers.
+	tagHits(t, b, "otter")
 	if s := b.Similarities(ctx, embedding.SpaceTags, []float32{1, 0, 0}, []string{"/n/otter.md"}); s[0] < 0.99 {
 		t.Errorf("B: similarity to A's tag vector = %v, want 1", s[0])
 	}
