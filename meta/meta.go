@@ -560,7 +560,12 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 		f.changed(ctx, Change{Op: ChangeRemove, Path: p})
 	}
 	f.logErr(op, p, err)
-	f.vis.drop(p)
+	if err == nil {
+		// Only once the rows are gone: a row the store kept (its search
+		// hits, snippets included) stays restricted, and a restricted
+		// path whose file is gone is visible to nobody.
+		f.vis.drop(p)
+	}
 	return nil
 }
 

@@ -13,7 +13,10 @@ import (
 // restricted is the in-memory set of files whose tags restrict who sees
 // them (groups set, not public), sorted by path, so that visibility is
 // answered without a store round trip. It is loaded at New and kept in step
-// with SetTags, Rename and Remove.
+// with SetTags, Rename and Remove, each changing it only once the store
+// holds the change: a restart loads it from the store, and a row the store
+// keeps (search hits, snippets) must stay as restricted as it is there. A
+// restricted path whose file is gone is visible to nobody.
 type restricted struct {
 	mu     sync.RWMutex
 	paths  []string            // sorted
