@@ -269,6 +269,13 @@ func (ix *Index) readState(ctx context.Context, tx *sql.Tx) (txState, error) {
 }
 
 func (ix *Index) saveState(ctx context.Context, tx *sql.Tx, s txState) error {
+	// The writer reloaded what another process wrote (reusing peer's
+	// segments): peer is of no further use.
+	ix.peerMu.Lock()
+	if ix.peer != nil && ix.peer.gen < s.gen {
+		ix.peer = nil
+	}
+	ix.peerMu.Unlock()
 	st, err := ix.dbStmt(ctx, tx, saveStateSQL)
 	if err != nil {
 		return err
