@@ -625,20 +625,36 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
 	err = f.store.Rename(ctx, o, n)
-	f.vis.rename(o, n)
-	// A save of n (or o) that read its bytes before the rename holds the
-	// replaced file's: it must not overwrite the row that moved here.
-	f.tickets.supersede(under(o, n))
+	var before map[string][]string
+	if err == nil {
+		f.vis.rename(o, n)
+		// A save of n (or o) that read its bytes before the rename holds
+		// the replaced file's: it must not overwrite the row that moved
+		// here.
+		f.tickets.supersede(under(o, n))
+	} else {
+		// The rows, groups included, stayed at o: a restart would load
+		// them there and the file at n would be public. n is restricted
+		// as o is until the rename is undone.
+		before = f.vis.cover(o, n)
+	}
 	f.mu.Unlock()
+	if err != nil {
+		err = f.undoRename(ctx, o, n, before, err)
+	}
 	if f.deferCloses() {
-		more, _ := f.flushLocked(ctx, under(n))
+		more, _ := f.flushLocked(ctx, under(o, n))
 		f.closes.run.Unlock()
 		f.embedAll(ctx, append(embed, more...))
 		f.changed(ctx, Change{Op: ChangeRename, Path: o, To: n})
+		if err != nil {
+			f.changed(ctx, Change{Op: ChangeRename, Path: n, To: o})
+		}
+	} else if err != nil {
+		f.changed(ctx, Change{Op: ChangeRename, Path: n, To: o})
 	}
 	if err != nil {
-		f.logErr("rename", o, err)
-		return nil
+		return err
 	}
 	// The tag text holds the path: a renamed file's vector is stale.
 	r, err := f.store.File(ctx, n)
@@ -654,6 +670,34 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		}
 	}
 	return nil
+}
+
+// undoRename moves n back to o after the store failed (serr) to record
+// the base's rename of o to n, so that the rows, restrictions included,
+// and the files agree again; before is what f.vis.cover returned. A file
+// the rename replaced at n stays gone (it was to be replaced; its row is
+// left for Reconcile). If the undo fails too, o and n both stay
+// restricted in this process only, and the error says what to do.
+func (f *FS) undoRename(ctx context.Context, o, n string, before map[string][]string, serr error) error {
+	uerr := f.writers.rename(n, o, func() error {
+		if err := semfs.Rename(ctx, f.base, n, o); err != nil {
+			return err
+		}
+		if f.deferCloses() {
+			f.closes.rename(n, o)
+		}
+		return nil
+	})
+	if uerr == nil {
+		f.vis.uncover(n, before)
+		f.log.Error("semfs rename undone: the index could not record it", "from", o, "to", n, "err", serr)
+		return &fs.PathError{Op: "rename", Path: o, Err: fmt.Errorf(
+			"the rename to %s was undone because the index could not record it (%v); the file is still at %s; retry the rename", n, serr, o)}
+	}
+	f.log.Error("semfs rename could not be recorded in the index nor undone: the file's tags and restrictions are still recorded under the old path, so after a restart it is visible to everyone; set its tags again (semfs tag) at the new path",
+		"from", o, "to", n, "err", serr, "undo", uerr)
+	return &fs.PathError{Op: "rename", Path: o, Err: fmt.Errorf(
+		"the file moved to %s but the index could not record it (%v) and moving it back failed (%v): its tags are recorded under %s; set them again at %s", n, serr, uerr, o, n)}
 }
 
 func (f *FS) logErr(op, p string, err error) {

@@ -134,6 +134,66 @@ func (r *restricted) rename(o, n string) {
 	r.mu.Unlock()
 }
 
+// cover restricts the paths at or below n as the paths at or below o are
+// (which stay restricted too), replacing what n's subtree held, and
+// returns what it held, for uncover.
+func (r *restricted) cover(o, n string) (before map[string][]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before = r.subtree(n)
+	lo, hi := r.under(o)
+	moved := map[string][]string{}
+	for _, p := range r.paths[lo:hi] {
+		if semfs.HasPrefix(p, o) {
+			moved[n+p[len(o):]] = r.groups[p]
+		}
+	}
+	r.replace(n, moved)
+	return before
+}
+
+// uncover puts back in n's subtree what cover returned.
+func (r *restricted) uncover(n string, before map[string][]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.replace(n, before)
+}
+
+// subtree returns the restricted paths at or below dir with their groups.
+// The caller holds r.mu.
+func (r *restricted) subtree(dir string) map[string][]string {
+	out := map[string][]string{}
+	lo, hi := r.under(dir)
+	for _, p := range r.paths[lo:hi] {
+		if semfs.HasPrefix(p, dir) {
+			out[p] = r.groups[p]
+		}
+	}
+	return out
+}
+
+// replace makes m (paths at or below dir) the restricted paths at or below
+// dir. The caller holds r.mu.
+func (r *restricted) replace(dir string, m map[string][]string) {
+	lo, hi := r.under(dir)
+	kept := make([]string, 0, len(r.paths)+len(m))
+	kept = append(kept, r.paths[:lo]...)
+	for _, p := range r.paths[lo:hi] {
+		if semfs.HasPrefix(p, dir) {
+			delete(r.groups, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	kept = append(kept, r.paths[hi:]...)
+	for p, g := range m {
+		r.groups[p] = g
+		kept = append(kept, p)
+	}
+	sort.Strings(kept)
+	r.paths = kept
+}
+
 // VisibleTo reports whether name is visible to p (the access layer's
 // VisibilityFS): a file when its tags are visible to p; a directory when it
 // holds a visible file or no file at all. When nothing restricted is at or

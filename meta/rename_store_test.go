@@ -1,0 +1,223 @@
+package meta_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/hostfs"
+	"github.com/semfs/semfs/index/sqlite"
+	"github.com/semfs/semfs/meta"
+)
+
+// TestFailedStoreRenameIsUndone: a rename the store cannot record is
+// undone and fails, so that the file and its restriction stay together
+// (before, the file moved, the restriction moved in memory only, and a
+// restart loaded it from the store at the old path: the moved file was
+// public). A retry once the store works moves both.
+func TestFailedStoreRenameIsUndone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host := hostDir(t, filepath.Join(dir, "data"))
+	db := filepath.Join(dir, "index.db")
+	open := func(fail *atomic.Bool) (*meta.FS, func()) {
+		ix, err := sqlite.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := meta.New(host, flakyStore{ix, fail}, meta.Options{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, func() { m.Close(); ix.Close() }
+	}
+	var fail atomic.Bool
+	m, closeM := open(&fail)
+	financeFile(t, m)
+	fail.Store(true)
+	err := m.Rename(ctx, "/q3.txt", "/q4.txt")
+	if err == nil || !strings.Contains(err.Error(), "undone") || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("rename the store could not record: %v (want an error saying it was undone)", err)
+	}
+	finance := semfs.WithPrincipal(ctx, semfs.Principal{ID: "fay", Groups: []string{"finance"}})
+	check := func(when string, m *meta.FS) {
+		t.Helper()
+		acc := access.New(m, access.Policy{})
+		if b, err := acc.ReadFile(finance, "/q3.txt"); err != nil || string(b) != "zanzibar revenue numbers\n" {
+			t.Errorf("%s: finance reads /q3.txt: %q, %v", when, b, err)
+		}
+		if _, err := m.Stat(ctx, "/q4.txt"); !errors.Is(err, semfs.ErrNotExist) {
+			t.Errorf("%s: /q4.txt: %v (want not-exist: the rename was undone)", when, err)
+		}
+		for _, p := range []string{"/q3.txt", "/q4.txt"} {
+			if b, err := acc.ReadFile(bob, p); err == nil {
+				t.Errorf("%s: bob reads %s: %q", when, p, b)
+			}
+		}
+	}
+	check("after the failed rename", m)
+	closeM()
+	var works atomic.Bool
+	m, closeM = open(&works)
+	defer func() { closeM() }()
+	check("after a restart", m)
+	if err := m.Rename(ctx, "/q3.txt", "/q4.txt"); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	closeM()
+	m, closeM = open(&works)
+	acc := access.New(m, access.Policy{})
+	if b, err := acc.ReadFile(bob, "/q4.txt"); err == nil {
+		t.Errorf("after the retried rename and a restart bob reads /q4.txt: %q", b)
+	}
+	if b, err := acc.ReadFile(finance, "/q4.txt"); err != nil || string(b) != "zanzibar revenue numbers\n" {
+		t.Errorf("finance reads /q4.txt: %q, %v", b, err)
+	}
+}
+
+// stuckRenames is a host tree whose renames from a path fail once told
+// to, as the undo of a rename may.
+type stuckRenames struct {
+	*hostfs.FS
+	from *atomic.Value // string
+}
+
+func (s stuckRenames) Rename(ctx context.Context, o, n string) error {
+	if p, _ := s.from.Load().(string); p == o {
+		return semfs.PathErr("rename", o, semfs.ErrPermission, "refused by the test")
+	}
+	return s.FS.Rename(ctx, o, n)
+}
+
+// TestFailedStoreRenameNotUndoneKeepsBothRestricted: when neither the
+// store nor the undo works, the file at the new path stays hidden (in
+// this process) and the error says where its tags are.
+func TestFailedStoreRenameNotUndoneKeepsBothRestricted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var from atomic.Value
+	from.Store("")
+	host := stuckRenames{hostDir(t, filepath.Join(dir, "data")), &from}
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	financeFile(t, m)
+	fail.Store(true)
+	from.Store("/q4.txt")
+	err = m.Rename(ctx, "/q3.txt", "/q4.txt")
+	if err == nil || !strings.Contains(err.Error(), "moving it back failed") {
+		t.Fatalf("rename neither recorded nor undone: %v", err)
+	}
+	if _, err := m.Stat(ctx, "/q4.txt"); err != nil {
+		t.Fatalf("the test needs the file left at /q4.txt: %v", err)
+	}
+	acc := access.New(m, access.Policy{})
+	if b, err := acc.ReadFile(bob, "/q4.txt"); err == nil {
+		t.Errorf("bob reads the moved finance-only file: %q", b)
+	}
+	if h := searchAs(t, acc, bob, "zanzibar"); len(h) != 0 {
+		t.Errorf("bob finds the finance-only file: %v", h)
+	}
+}
+
+// TestFailedStoreRenameOverRestrictedKeepsIt: a rename over a restricted
+// file that the store cannot record leaves the destination's restriction
+// as it was once undone.
+func TestFailedStoreRenameOverRestrictedKeepsIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host := hostDir(t, filepath.Join(dir, "data"))
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	financeFile(t, m)
+	if err := m.WriteFile(as("app"), "/pub.txt", []byte("public\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if err := m.Rename(ctx, "/pub.txt", "/q3.txt"); err == nil {
+		t.Fatal("rename over /q3.txt the store could not record: no error")
+	}
+	fail.Store(false)
+	// The replaced file is gone; a file written at /q3.txt again still
+	// finds the row (and restriction) the store kept there.
+	if err := m.WriteFile(as("app"), "/q3.txt", []byte("zanzibar again\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	acc := access.New(m, access.Policy{})
+	if b, err := acc.ReadFile(bob, "/q3.txt"); err == nil {
+		t.Errorf("bob reads /q3.txt, restricted in the store: %q", b)
+	}
+	if b, err := acc.ReadFile(bob, "/pub.txt"); err != nil || string(b) != "public\n" {
+		t.Errorf("bob reads /pub.txt, moved back: %q, %v", b, err)
+	}
+}
+
+// TestFailedStoreRenameUndoneWithPendingClose: a close waiting for its row
+// (CloseDelay) when a rename fails in the store follows the file back:
+// its row is stored at the old path.
+func TestFailedStoreRenameUndoneWithPendingClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host := hostDir(t, filepath.Join(dir, "data"))
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet, CloseDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	financeFile(t, m)
+	w, err := m.OpenFile(as("app"), "/q3.txt", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("more\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if err := m.Rename(ctx, "/q3.txt", "/q4.txt"); err == nil {
+		t.Fatal("rename the store could not record: no error")
+	}
+	fail.Store(false)
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Store().File(ctx, "/q3.txt")
+	if err != nil || r.Size != int64(len("zanzibar revenue numbers\nmore\n")) || len(r.Groups) != 1 {
+		t.Errorf("row of /q3.txt after the undone rename: %+v, %v", r, err)
+	}
+	if _, err := m.Store().File(ctx, "/q4.txt"); !errors.Is(err, semfs.ErrNotExist) {
+		t.Errorf("row at /q4.txt after the undone rename: %v", err)
+	}
+	if b, err := access.New(m, access.Policy{}).ReadFile(bob, "/q3.txt"); err == nil {
+		t.Errorf("bob reads /q3.txt: %q", b)
+	}
+}
