@@ -102,3 +102,39 @@ func BenchmarkFreshPutBatch(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkFreshSetEmbeddings measures one drain-worker batch: 256
+// chunk vectors of 64 dimensions in one transaction (each logs a
+// fresh_log entry).
+func BenchmarkFreshSetEmbeddings(b *testing.B) {
+	ctx := context.Background()
+	ix, err := Open(ctx, filepath.Join(b.TempDir(), "i.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	var items []index.Item
+	for i := range 2048 {
+		items = append(items, item(fmt.Sprintf("/f%d.txt", i), fmt.Sprintf("text %d\n", i), semfs.Tags{}))
+	}
+	if err := ix.Put(ctx, items...); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := ix.NeedingEmbedding(ctx, embedding.SpaceContent, "", 1<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vecs := make([][]float32, len(rows))
+	for i := range rows {
+		vecs[i] = make([]float32, 64)
+		vecs[i][i%64] = 1
+	}
+	i := 0
+	for b.Loop() {
+		lo := i % (len(rows) / 256) * 256
+		if err := ix.SetEmbeddings(ctx, embedding.SpaceContent, rows[lo:lo+256], vecs[lo:lo+256]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
