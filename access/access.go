@@ -153,7 +153,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	}
 	info, err := f.inner.Stat(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, f.absentBelow(ctx, p, err)
 	}
 	if v := f.view(ctx); v.active() {
 		ok, err := v.visible(p, info.IsDir())
@@ -183,7 +183,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	}
 	entries, err := f.inner.ReadDir(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, f.absentBelow(ctx, p, err)
 	}
 	var hiddenNames map[string]bool
 	if v := f.view(ctx); v.active() {
@@ -278,7 +278,11 @@ func (f *FS) Open(ctx context.Context, name string) (fs.File, error) {
 	if err := f.readable(ctx, "open", p); err != nil {
 		return nil, err
 	}
-	return f.inner.Open(ctx, p)
+	file, err := f.inner.Open(ctx, p)
+	if err != nil {
+		return nil, f.absentBelow(ctx, p, err)
+	}
+	return file, nil
 }
 
 // ReadFile reads a file the principal may read.
@@ -290,10 +294,16 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := f.readable(ctx, "read", p); err != nil {
 		return nil, err
 	}
+	var data []byte
 	if r, ok := f.inner.(semfs.ReadFileFS); ok {
-		return r.ReadFile(ctx, p) // p is clean already
+		data, err = r.ReadFile(ctx, p) // p is clean already
+	} else {
+		data, err = semfs.ReadFile(ctx, f.inner, p)
 	}
-	return semfs.ReadFile(ctx, f.inner, p)
+	if err != nil {
+		return nil, f.absentBelow(ctx, p, err)
+	}
+	return data, nil
 }
 
 // Exists answers false for paths that are absent, refused or hidden.

@@ -52,7 +52,11 @@
 // recursive remove does not name it; Exists answers false. A directory is
 // hidden when it holds files and all of them are hidden (the tree pruned to
 // the principal's groups). Writing over a hidden file cannot pretend it is
-// absent; it fails with ErrPermission.
+// absent; it fails with ErrPermission. A path below a hidden file gets what
+// a path below an absent name gets (ErrNotExist, never "not a directory",
+// which would tell that a file is there); a create below it, which below
+// an absent name would make the missing parents and succeed, fails with
+// ErrNotExist, as a create in a missing directory does.
 //
 // Who is asking comes from [semfs.PrincipalFrom]. A context without a
 // principal is a host call (the daemon itself, a snapshot, maintenance):

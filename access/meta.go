@@ -49,7 +49,7 @@ func (f *FS) Files(ctx context.Context, root string) iter.Seq2[string, error] {
 		}
 		for fp, err := range semfs.Files(ctx, f.inner, p) {
 			if err != nil {
-				yield("", err)
+				yield("", f.absentBelow(ctx, p, err))
 				return
 			}
 			ok, err := f.seen(v, fp)
@@ -76,8 +76,11 @@ func (f *FS) Meta(ctx context.Context, name string) (semfs.Meta, error) {
 		return semfs.Meta{}, err
 	}
 	m, err := semfs.GetMeta(ctx, f.inner, p)
-	if err != nil || len(m.Links) == 0 {
-		return m, err
+	if err != nil {
+		return m, f.absentBelow(ctx, p, err)
+	}
+	if len(m.Links) == 0 {
+		return m, nil
 	}
 	v := f.view(ctx)
 	links := make([]string, 0, len(m.Links))
@@ -99,7 +102,7 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 	if err := f.writable(ctx, "tag", p, semfs.ErrNotExist); err != nil {
 		return err
 	}
-	return semfs.SetTags(ctx, f.inner, p, tags)
+	return f.absentBelow(ctx, p, semfs.SetTags(ctx, f.inner, p, tags))
 }
 
 // filtering reports whether results must be filtered for v.
@@ -174,11 +177,12 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 	}
 	v := f.view(ctx)
 	if !f.filtering(v) {
-		return r.Related(ctx, p, limit)
+		res, err := r.Related(ctx, p, limit)
+		return res, f.absentBelow(ctx, p, err)
 	}
 	res, err := r.Related(ctx, p, 0)
 	if err != nil {
-		return nil, err
+		return nil, f.absentBelow(ctx, p, err)
 	}
 	out := res[:0]
 	for _, c := range res {
@@ -216,7 +220,7 @@ func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semf
 	}
 	paths, ok, err := g.GrepCandidates(ctx, p, pattern, opts)
 	if err != nil || !ok {
-		return nil, ok, err
+		return nil, ok, f.absentBelow(ctx, p, err)
 	}
 	v := f.view(ctx)
 	if !f.filtering(v) {

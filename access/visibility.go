@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 
 	"github.com/semfs/semfs"
@@ -160,4 +161,57 @@ func (v *view) listing(dir string, entries []fs.DirEntry) (map[string]bool, erro
 		}
 	}
 	return hiddenNames, nil
+}
+
+// absentBelow returns err, the wrapped tree's error for p, unless it says
+// that a file is on the way to p (or is p, where a directory is wanted:
+// not a directory) and that file is hidden from the principal: then it
+// returns what a path below an absent name gets, ErrNotExist with the
+// same operation and path and no detail, since "not a directory" (or a
+// detail such as "a file exists at this path") would tell that the hidden
+// file is there.
+//
+// A create below a hidden file gets ErrNotExist too, though below an
+// absent name it succeeds (WriteFile and MkdirAll make the missing
+// parents): it cannot succeed, since the parent cannot be made without
+// replacing the file, and any other error names a file that is there.
+// ErrNotExist is what a create gets where its parent directory is missing
+// (Mkdir, OpenFile with O_CREATE), so it is the least telling answer.
+func (f *FS) absentBelow(ctx context.Context, p string, err error) error {
+	if err == nil || !errors.Is(err, semfs.ErrNotDir) {
+		return err
+	}
+	v := f.view(ctx)
+	if !v.active() {
+		return err
+	}
+	if hid, herr := f.hiddenOnWay(ctx, v, p); herr != nil || !hid {
+		return err
+	}
+	op := "stat"
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		op = pe.Op
+	}
+	return hidden(op, p)
+}
+
+// hiddenOnWay reports whether the first file on the way from the root to
+// p (p included) is hidden from v's principal.
+func (f *FS) hiddenOnWay(ctx context.Context, v *view, p string) (bool, error) {
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		q := p[:i]
+		info, err := f.inner.Stat(ctx, q)
+		if err != nil {
+			return false, nil // absent on the way: nothing is hidden here
+		}
+		if !info.IsDir() {
+			ok, err := v.visible(q, false)
+			return !ok, err
+		}
+	}
+	return false, nil
 }

@@ -84,7 +84,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 			return err
 		}
 	}
-	return semfs.WriteFile(ctx, f.inner, p, data, perm)
+	return f.absentBelow(ctx, p, semfs.WriteFile(ctx, f.inner, p, data, perm))
 }
 
 func isWriteFlag(flag int) bool {
@@ -109,8 +109,11 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 		return nil, err
 	}
 	file, err := semfs.OpenFile(ctx, f.inner, p, flag, perm)
-	if err != nil || !write || f.quota <= 0 {
-		return file, err
+	if err != nil {
+		return nil, f.absentBelow(ctx, p, err)
+	}
+	if !write || f.quota <= 0 {
+		return file, nil
 	}
 	return &quotaFile{RWFile: file, f: f, ctx: ctx, path: p, appendMode: flag&os.O_APPEND != 0}, nil
 }
@@ -181,7 +184,7 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode) error {
 	if err := f.writable(ctx, "mkdir", p, semfs.ErrPermission); err != nil {
 		return err
 	}
-	return semfs.Mkdir(ctx, f.inner, p, perm)
+	return f.absentBelow(ctx, p, semfs.Mkdir(ctx, f.inner, p, perm))
 }
 
 // MkdirAll creates a directory and its missing parents where the rules
@@ -194,7 +197,7 @@ func (f *FS) MkdirAll(ctx context.Context, name string, perm fs.FileMode) error 
 	if err := f.writable(ctx, "mkdir", p, semfs.ErrPermission); err != nil {
 		return err
 	}
-	return semfs.MkdirAll(ctx, f.inner, p, perm)
+	return f.absentBelow(ctx, p, semfs.MkdirAll(ctx, f.inner, p, perm))
 }
 
 // Remove removes a file or empty directory where the rules give Write; a
@@ -207,7 +210,7 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 	if err := f.writable(ctx, "remove", p, semfs.ErrNotExist); err != nil {
 		return err
 	}
-	return semfs.Remove(ctx, f.inner, p)
+	return f.absentBelow(ctx, p, semfs.Remove(ctx, f.inner, p))
 }
 
 // errProtected stops a subtree scan.
@@ -288,7 +291,8 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 	if f.pol.restrictsBelow(s) || v.active() {
 		info, err := f.inner.Stat(ctx, p)
 		if err != nil {
-			if errors.Is(err, semfs.ErrNotExist) {
+			// Below a hidden file as below an absent name.
+			if err = f.absentBelow(ctx, p, err); errors.Is(err, semfs.ErrNotExist) {
 				return nil
 			}
 			return err
@@ -334,7 +338,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if v.active() || f.pol.restrictsBelow(so) || f.pol.restrictsBelow(sn) {
 		info, err := f.inner.Stat(ctx, o)
 		if err != nil {
-			return err
+			return f.absentBelow(ctx, o, err)
 		}
 		if v.active() {
 			if ok, err := v.visible(o, info.IsDir()); err != nil || !ok {
@@ -356,7 +360,18 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err := f.checkBacklinks(ctx, v, o); err != nil {
 		return err
 	}
-	return semfs.Rename(ctx, f.inner, o, n)
+	err = semfs.Rename(ctx, f.inner, o, n)
+	if err != nil && v.active() && o != n {
+		// The source is there (it was looked up above), so a destination
+		// whose parent is missing, or is a file hidden from the
+		// principal, gets one answer whatever the wrapped tree says.
+		var pe *fs.PathError
+		if e := f.absentBelow(ctx, n, err); e != err ||
+			(errors.Is(err, semfs.ErrNotExist) && errors.As(err, &pe) && pe.Path == n) {
+			return semfs.PathErr("rename", n, semfs.ErrNotExist, "the destination's parent directory does not exist")
+		}
+	}
+	return err
 }
 
 // BacklinksFS is implemented by metadata layers that rewrite links when a
