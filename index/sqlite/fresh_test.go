@@ -1,10 +1,17 @@
 package sqlite
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,48 +188,30 @@ func TestLookupDoesNotWaitForOwnWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			tx.Rollback()
-		}
-	}
+	var once sync.Once
+	release := func() { once.Do(func() { tx.Rollback() }) }
 	defer release()
 	if _, err := tx.ExecContext(ctx, `UPDATE kv SET value = value WHERE key = 'postings_gen'`); err != nil {
 		t.Fatal(err)
 	}
 	putDone := make(chan error, 1)
 	go func() { putDone <- b.Put(ctx, item("/b.md", "narwhal\n", semfs.Tags{})) }()
-	// Wait until B's Put holds B's write lock (it then waits for A's).
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if !b.wmu.TryLock() {
-			break
-		}
-		b.wmu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("B's Put never took its write lock")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitLocked(t, b) // B's Put then waits for A's transaction
 
-	lookups := make(chan []string, 1)
-	go func() {
-		var got []string
-		got = append(got, searchPaths(t, b, "walrus")...)
-		got = append(got, grepPaths(t, b, "tusks")...)
-		got = append(got, tagHits(t, b, "arctic")...)
-		got = append(got, nearestKeys(t, b, embedding.SpaceTags, []float32{0, 1, 0})...)
-		lookups <- got
-	}()
-	select {
-	case got := <-lookups:
-		want := []string{"/a.md:walrus tusks\n", "/a.md", "/a.md", "/a.md"}
-		if !slices.Equal(got, want) {
-			t.Errorf("B's lookups = %q, want %q (A's commit)", got, want)
-		}
-	case <-time.After(8 * time.Second): // B's Put gives up after busy_timeout (10 s)
+	// Should the lookups wait for B's Put, the watchdog ends A's
+	// transaction after 8 s (B's Put would give up after its 10 s busy
+	// timeout), so they return and the test fails.
+	watchdog := time.AfterFunc(8*time.Second, release)
+	var got []string
+	got = append(got, searchPaths(t, b, "walrus")...)
+	got = append(got, grepPaths(t, b, "tusks")...)
+	got = append(got, tagHits(t, b, "arctic")...)
+	got = append(got, nearestKeys(t, b, embedding.SpaceTags, []float32{0, 1, 0})...)
+	if !watchdog.Stop() {
 		t.Fatal("B's lookups waited for B's Put, which waits for A's transaction")
+	}
+	if want := []string{"/a.md:walrus tusks\n", "/a.md", "/a.md", "/a.md"}; !slices.Equal(got, want) {
+		t.Errorf("B's lookups = %q, want %q (A's commit)", got, want)
 	}
 	select {
 	case err := <-putDone:
@@ -244,6 +233,22 @@ func TestLookupDoesNotWaitForOwnWriter(t *testing.T) {
 	}
 	if r, err := b.Check(ctx, false); err != nil || len(r.Problems) > 0 {
 		t.Errorf("B: Check = %v, %v", r.Problems, err)
+	}
+}
+
+// waitLocked waits until ix's write lock is held (by a Put started on
+// another goroutine).
+func waitLocked(t *testing.T, ix *Index) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if !ix.wmu.TryLock() {
+			return
+		}
+		ix.wmu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the Put never took its write lock")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -300,4 +305,89 @@ func TestPrunedLogReloadsAll(t *testing.T) {
 	if got := tagHits(t, b, "kept"); !slices.Equal(got, []string{"/a.md"}) {
 		t.Errorf("B: tag query kept = %v, want /a.md (entries pruned: reload all)", got)
 	}
+}
+
+// The same with a real second process: this test binary run again as
+// the writer (TestFreshWriterProcess). It puts and embeds, reports
+// "wrote", then holds a write transaction open until its stdin closes.
+// This process's lookups see the writes; its own Put waits for the
+// writer's transaction meanwhile, and its lookups still return.
+func TestPeerProcessWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	b := open(t, path)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFreshWriterProcess$")
+	cmd.Env = append(os.Environ(), "SEMFS_FRESH_WRITER="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("writer process: %v\n%s", err, stderr.String())
+		}
+	}()
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != "wrote" {
+	}
+	if lines.Err() != nil {
+		t.Fatal(lines.Err())
+	}
+	putDone := make(chan error, 1)
+	go func() { putDone <- b.Put(ctx, item("/mine.md", "puffin\n", semfs.Tags{})) }()
+	waitLocked(t, b)
+	watchdog := time.AfterFunc(8*time.Second, func() { stdin.Close() }) // see TestLookupDoesNotWaitForOwnWriter
+	var got []string
+	got = append(got, searchPaths(t, b, "albatross")...)
+	got = append(got, tagHits(t, b, "seabirds")...)
+	got = append(got, nearestKeys(t, b, embedding.SpaceContent, []float32{0, 0, 1})...)
+	if !watchdog.Stop() {
+		t.Fatal("lookups waited for the writer process's transaction")
+	}
+	if want := []string{"/p/albatross.md:albatross wings\n", "/p/albatross.md", index.ChunkKey("/p/albatross.md", 0)}; !slices.Equal(got, want) {
+		t.Errorf("lookups after the writer process committed = %q, want %q", got, want)
+	}
+	stdin.Close()
+	if err := <-putDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := searchPaths(t, b, "puffin"); len(got) != 1 {
+		t.Errorf("search puffin after this process's Put = %q", got)
+	}
+}
+
+// TestFreshWriterProcess is the writer of TestPeerProcessWrites when run
+// by it (SEMFS_FRESH_WRITER names the index); run directly it does
+// nothing.
+func TestFreshWriterProcess(t *testing.T) {
+	path := os.Getenv("SEMFS_FRESH_WRITER")
+	if path == "" {
+		return
+	}
+	ctx := context.Background()
+	a := open(t, path)
+	if err := a.Put(ctx, item("/p/albatross.md", "albatross wings\n", semfs.Tags{Task: "seabirds"})); err != nil {
+		t.Fatal(err)
+	}
+	embedAll(t, a, embedding.SpaceContent, func(string) []float32 { return []float32{0, 0, 1} })
+	tx, err := a.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE kv SET value = value WHERE key = 'postings_gen'`); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("wrote")
+	io.Copy(io.Discard, os.Stdin) // hold the transaction until stdin closes
 }
