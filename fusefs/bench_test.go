@@ -16,8 +16,9 @@ import (
 // mounted host tree whose pages the kernel holds — what grep -r does per
 // file on a warm tree: an OPEN and a RELEASE round trip each — and
 // reports the CPU time of the whole process (the serving daemon and the
-// reading program) per file beside the wall time. Compare binaries side
-// by side (go test -c of each commit).
+// reading program) per file beside the wall time, and the same on the
+// host directory. Compare binaries side by side (go test -c of each
+// commit).
 func BenchmarkOpenReadClose(b *testing.B) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		b.Skip("skipping: /dev/fuse is missing")
@@ -44,9 +45,17 @@ func BenchmarkOpenReadClose(b *testing.B) {
 		srv.Unmount()
 		srv.Wait()
 	}()
+	for _, side := range []struct{ name, dir string }{{"native", dir}, {"mount", srv.Dir()}} {
+		b.Run(side.name, func(b *testing.B) { benchOpenReadClose(b, side.dir, files) })
+	}
+}
+
+// benchOpenReadClose opens, fstats, reads and closes the files of dir in
+// turn.
+func benchOpenReadClose(b *testing.B, dir string, files int) {
 	buf := make([]byte, 64<<10)
 	read := func(i int) {
-		f, err := os.Open(filepath.Join(srv.Dir(), fmt.Sprintf("f%04d", i%files)))
+		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("f%04d", i%files)))
 		if err != nil {
 			b.Fatal(err)
 		}
