@@ -12,7 +12,10 @@
 // pg_trgm GIN indexes; vectors are stored as real[] and searched by an
 // in-process index on each daemon (Debian's PostgreSQL has no pgvector),
 // kept fresh by LISTEN/NOTIFY: every committed change notifies channel
-// semfs_index, and each daemon reloads what other daemons changed.
+// semfs_index, and each daemon reloads what other daemons changed. A
+// lookup answered from memory first reads the count of committed writes
+// and waits until the notifications up to it were applied, so a daemon
+// sees what another committed at its next lookup (fresh.go).
 //
 // Credentials in the connection URL never appear in errors or logs.
 package postgres
@@ -43,7 +46,8 @@ import (
 //
 //	1: files (lists as JSONB, vectors as real[]), links, kv.
 //	2: chunks.len, the lexeme count of the chunk's tsvector (generated).
-const SchemaVersion = 2
+//	3: semfs_gen, the count of committed write transactions (fresh.go).
+const SchemaVersion = 3
 
 // DerivedVersion is the version of the derived tables.
 //
@@ -79,6 +83,8 @@ type Index struct {
 
 	listenCancel context.CancelFunc
 	listenDone   chan struct{}
+
+	fresh freshness // which committed writes memory shows (fresh.go)
 
 	// Repaired lists what Open found wrong with the derived data (and
 	// rebuilt; every file is then pending).
@@ -177,7 +183,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Index, error) {
 			return nil, err
 		}
 	}
-	if err := ix.load(ctx); err != nil {
+	if err := ix.loadAt(ctx); err != nil {
 		ix.Close()
 		return nil, err
 	}

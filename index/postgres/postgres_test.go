@@ -47,6 +47,7 @@ func TestWithServer(t *testing.T) {
 	}{
 		{"StoreSuite", testStoreSuite},
 		{"TwoDaemonsSeeEachOther", testTwoDaemonsSeeEachOther},
+		{"NextLookupSeesOtherDaemon", testNextLookupSeesOtherDaemon},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

@@ -155,6 +155,7 @@ func (ix *Index) TagKeywordCandidates(ctx context.Context, word string) ([]strin
 		return nil, nil
 	}
 	if utf8.RuneCountInString(word) < 3 {
+		ix.refresh(ctx)
 		ix.tmu.RLock()
 		defer ix.tmu.RUnlock()
 		var out []string
@@ -309,21 +310,25 @@ func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) 
 	return h, nil
 }
 
-// Nearest implements index.Store from the in-process vector index.
+// Nearest implements index.Store from the in-process vector index, once
+// it shows every committed write (fresh.go).
 func (ix *Index) Nearest(ctx context.Context, space string, q []float32, k int, min float32) ([]index.VecHit, error) {
 	v, ok := ix.vecs[space]
 	if !ok {
 		return nil, errSpace(space)
 	}
+	ix.refresh(ctx)
 	return v.Nearest(q, k, min), nil
 }
 
-// Vector implements index.Store.
-func (ix *Index) Vector(_ context.Context, space, key string) ([]float32, bool) {
+// Vector implements index.Store from memory, once it shows every
+// committed write (fresh.go).
+func (ix *Index) Vector(ctx context.Context, space, key string) ([]float32, bool) {
 	v, ok := ix.vecs[space]
 	if !ok {
 		return nil, false
 	}
+	ix.refresh(ctx)
 	return v.Get(key)
 }
 
@@ -431,11 +436,13 @@ func (ix *Index) Check(ctx context.Context, repair bool) (index.CheckReport, err
 // MarkAllPending implements index.Store.
 func (ix *Index) MarkAllPending(ctx context.Context) error { return ix.rebuildDerived(ctx) }
 
-// Similarities implements index.Store from the in-process vector index.
-func (ix *Index) Similarities(_ context.Context, space string, q []float32, keys []string) []float32 {
+// Similarities implements index.Store from the in-process vector index,
+// once it shows every committed write (fresh.go).
+func (ix *Index) Similarities(ctx context.Context, space string, q []float32, keys []string) []float32 {
 	v, ok := ix.vecs[space]
 	if !ok {
 		return make([]float32, len(keys))
 	}
+	ix.refresh(ctx)
 	return v.Similarities(q, keys)
 }

@@ -17,6 +17,8 @@ import (
 // it is applied the same way: by reloading the affected rows.
 type change struct {
 	Node    string   `json:"n,omitempty"`
+	Gen     int64    `json:"g,omitempty"` // the write's generation (fresh.go)
+	End     bool     `json:"e,omitempty"` // the write's last notification
 	Reload  bool     `json:"r,omitempty"` // reload everything
 	Paths   []string `json:"p,omitempty"` // reload these files' tag data and chunk vectors
 	Removed []string `json:"d,omitempty"` // drop these paths and everything below them
@@ -31,19 +33,21 @@ const maxPayload = 7000
 // maxPayload: a change naming many rows (a bulk Put or embedding batch) is
 // split into parts that, applied in order, have its effect — removals, then
 // reloaded paths, then reloaded vectors — so other daemons reload only those
-// rows rather than everything.
+// rows rather than everything. Every part carries the write's generation;
+// the last says it is the last.
 func (ch *change) payloads() []string {
-	if b, _ := json.Marshal(ch); len(b) <= maxPayload {
+	whole := *ch
+	whole.End = true
+	if b, _ := json.Marshal(whole); len(b) <= maxPayload {
 		return []string{string(b)}
 	}
-	var out []string
+	var parts []change
 	split := func(items []string, mk func([]string) change) {
 		var part []string
 		size := 0
 		flush := func() {
 			if len(part) > 0 {
-				b, _ := json.Marshal(mk(part))
-				out = append(out, string(b))
+				parts = append(parts, mk(part))
 				part, size = nil, 0
 			}
 		}
@@ -51,8 +55,7 @@ func (ch *change) payloads() []string {
 			n := len(it) + 8 // quotes, comma, escapes of common characters
 			if len(it) > maxPayload/2 {
 				// One name too long for a payload: reload everything.
-				b, _ := json.Marshal(change{Node: ch.Node, Reload: true})
-				out = append(out, string(b))
+				parts = append(parts, change{Reload: true})
 				continue
 			}
 			if size+n > maxPayload-200 {
@@ -63,9 +66,15 @@ func (ch *change) payloads() []string {
 		}
 		flush()
 	}
-	split(ch.Removed, func(p []string) change { return change{Node: ch.Node, Removed: p} })
-	split(ch.Paths, func(p []string) change { return change{Node: ch.Node, Paths: p} })
-	split(ch.Keys, func(k []string) change { return change{Node: ch.Node, Space: ch.Space, Keys: k} })
+	split(ch.Removed, func(p []string) change { return change{Removed: p} })
+	split(ch.Paths, func(p []string) change { return change{Paths: p} })
+	split(ch.Keys, func(k []string) change { return change{Space: ch.Space, Keys: k} })
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		p.Node, p.Gen, p.End = ch.Node, ch.Gen, i == len(parts)-1
+		b, _ := json.Marshal(p)
+		out[i] = string(b)
+	}
 	return out
 }
 
@@ -82,6 +91,9 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 			return err
 		}
 		ch.Node = ix.node
+		if err := tx.QueryRow(ctx, `UPDATE semfs_gen SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&ch.Gen); err != nil {
+			return err
+		}
 		for _, payload := range ch.payloads() {
 			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload); err != nil {
 				return err
@@ -96,6 +108,7 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 		if err := ix.apply(context.WithoutCancel(ctx), ch); err != nil {
 			ix.log.Warn("index: refreshing in-memory state failed; it is reloaded on the next change", "err", err)
 		}
+		ix.fresh.ownApplied(ch.Gen)
 	}
 	return nil
 }
@@ -538,18 +551,23 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 				conn = c
 				break
 			}
-			if err := ix.load(ctx); err != nil {
+			if err := ix.loadAt(ctx); err != nil {
 				ix.log.Warn("index: reload after reconnect failed", "err", err)
 			}
 			continue
 		}
 		var ch change
-		if err := json.Unmarshal([]byte(n.Payload), &ch); err != nil || ch.Node == ix.node {
+		if err := json.Unmarshal([]byte(n.Payload), &ch); err != nil {
 			continue
 		}
-		if err := ix.apply(ctx, &ch); err != nil && ctx.Err() == nil {
-			ix.log.Warn("index: applying another daemon's change failed; reloading", "err", err)
-			ix.load(ctx)
+		if ch.Node != ix.node {
+			if err := ix.apply(ctx, &ch); err != nil && ctx.Err() == nil {
+				ix.log.Warn("index: applying another daemon's change failed; reloading", "err", err)
+				ix.load(ctx)
+			}
+		}
+		if ch.End {
+			ix.fresh.advance(ch.Gen)
 		}
 	}
 }
