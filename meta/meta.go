@@ -38,6 +38,18 @@
 // acknowledgement, while a RELEASE that commits a row holds one of the
 // few request readers.
 //
+// # Renames
+//
+// Tags follow a renamed file (or every file of a directory), and links to a
+// moved path are rewritten. A file renamed over a file whose row has
+// groups keeps those groups and the public flag when it has no groups of
+// its own, as an editor's save keeps a file's mode: saving the usual
+// atomic way (write a temporary file, rename it over the target: vim, sed
+// -i, os.replace, agents' atomic writers) must not make a restricted file
+// public. A source with groups of its own keeps them. A rename the store
+// cannot record is undone and fails, so that a file and its restriction
+// never part (a restart loads restrictions from the store).
+//
 // # Searching
 //
 // FS implements seed 000's tag query (Query), content search with fusion,
@@ -579,7 +591,10 @@ func (f *FS) RemoveAll(ctx context.Context, name string) error {
 }
 
 // Rename implements semfs.RenameFS: metadata follows the file (or every
-// file of a directory), and links pointing at a moved path are rewritten.
+// file of a directory), and links pointing at a moved path are rewritten;
+// a file without groups renamed over a file with groups takes them (see
+// Renames in the package doc). If the store cannot record the rename, the
+// base's rename is undone and Rename fails.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	o, err := semfs.Clean("rename", oldname)
 	if err != nil {
@@ -624,10 +639,15 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	}
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
-	err = f.store.Rename(ctx, o, n)
+	kept, pending, undoKeep, err := f.keepRestriction(ctx, o, n)
+	if err == nil {
+		if err = f.store.Rename(ctx, o, n); err != nil && undoKeep != nil {
+			undoKeep()
+		}
+	}
 	var before map[string][]string
 	if err == nil {
-		f.vis.rename(o, n)
+		f.vis.rename(o, n, kept)
 		// A save of n (or o) that read its bytes before the rename holds
 		// the replaced file's: it must not overwrite the row that moved
 		// here.
@@ -656,6 +676,10 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	if err != nil {
 		return err
 	}
+	if pending {
+		// keepRestriction made the row of a source not stored yet.
+		f.writtenBehind(ctx, n)
+	}
 	// The tag text holds the path: a renamed file's vector is stale.
 	r, err := f.store.File(ctx, n)
 	switch {
@@ -670,6 +694,61 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		}
 	}
 	return nil
+}
+
+// keepRestriction prepares a rename of o over the file n, the way editors
+// and agents save (write a temporary file, rename it over the target): if
+// n's row has groups and o's has none, o's row takes n's groups and
+// public flag before it moves, as an editor's save keeps a file's mode, so
+// the save does not make a restricted file public. A source with groups of
+// its own keeps them. It returns the tags o's row has then (nil when
+// nothing was kept), whether that row was made here (o was not stored
+// yet: its bytes are indexed after the move), and undo, which puts o's
+// row back as it was if the store then fails to move it. The caller holds
+// f.mu.
+func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags, pending bool, undo func(), err error) {
+	dst, err := f.store.File(ctx, n)
+	if err != nil || len(dst.Groups) == 0 {
+		// No row with groups: nothing to keep (an error of the store is
+		// met again by the rename).
+		return nil, false, nil, nil
+	}
+	info, err := f.base.Stat(ctx, n)
+	if err != nil || info.IsDir() {
+		return nil, false, nil, nil // a stale row: n is not a file now
+	}
+	src, err := f.store.File(ctx, o)
+	switch {
+	case err == nil:
+		if len(src.Groups) > 0 {
+			return nil, false, nil, nil
+		}
+	case errors.Is(err, semfs.ErrNotExist):
+		now := info.ModTime().UTC()
+		src = index.File{Meta: semfs.Meta{Path: o, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
+			ModTime: info.ModTime(), State: index.StatePending}
+		pending = true
+	default:
+		return nil, false, nil, err
+	}
+	old := src
+	src.Tags = src.Tags.Clone()
+	src.Groups = append([]string(nil), dst.Groups...)
+	src.Public = dst.Public
+	if err := f.store.Put(ctx, index.Item{File: src, TagText: index.TagText(src.Meta)}); err != nil {
+		return nil, false, nil, err
+	}
+	undo = func() {
+		var err error
+		if pending {
+			err = f.store.Remove(ctx, o, false)
+		} else {
+			err = f.store.Put(ctx, index.Item{File: old, TagText: index.TagText(old.Meta)})
+		}
+		f.logErr("rename", o, err)
+	}
+	t := src.Tags
+	return &t, pending, undo, nil
 }
 
 // undoRename moves n back to o after the store failed (serr) to record

@@ -3,6 +3,7 @@ package meta_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,5 +220,188 @@ func TestFailedStoreRenameUndoneWithPendingClose(t *testing.T) {
 	}
 	if b, err := access.New(m, access.Policy{}).ReadFile(bob, "/q3.txt"); err == nil {
 		t.Errorf("bob reads /q3.txt: %q", b)
+	}
+}
+
+// TestRenameOverRestrictedKeepsRestriction: a file saved the way editors
+// and agents save (a temporary file renamed over it) keeps the replaced
+// file's groups when the temporary file has none (before, the
+// destination's row, groups included, was replaced: the save made the
+// file public); a source with groups of its own keeps them. Also after a
+// restart, and with closes deferred.
+func TestRenameOverRestrictedKeepsRestriction(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("delay=", delay), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			host := hostDir(t, filepath.Join(dir, "data"))
+			db := filepath.Join(dir, "index.db")
+			open := func() (*meta.FS, func()) {
+				ix, err := sqlite.Open(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := meta.New(host, ix, meta.Options{Logger: quiet, CloseDelay: delay})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m, func() { m.Close(); ix.Close() }
+			}
+			m, closeM := open()
+			ann := as("ann")
+			write := func(p, data string) {
+				t.Helper()
+				w, err := m.OpenFile(ann, p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Write([]byte(data)); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("/q3.txt", "v1\n")
+			if err := m.SetTags(ctx, "/q3.txt", semfs.Tags{Task: "quarter", Groups: []string{"finance"}}); err != nil {
+				t.Fatal(err)
+			}
+			write("/q4.txt", "v1\n")
+			if err := m.SetTags(ctx, "/q4.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
+				t.Fatal(err)
+			}
+			// The atomic save of /q3.txt: the temporary file has no tags.
+			write("/.q3.txt.swp", "v2 zanzibar\n")
+			if err := m.Rename(ann, "/.q3.txt.swp", "/q3.txt"); err != nil {
+				t.Fatal(err)
+			}
+			// A source with groups of its own keeps them.
+			write("/hr.txt", "salaries\n")
+			if err := m.SetTags(ctx, "/hr.txt", semfs.Tags{Groups: []string{"hr"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Rename(ann, "/hr.txt", "/q4.txt"); err != nil {
+				t.Fatal(err)
+			}
+			fin := semfs.WithPrincipal(ctx, semfs.Principal{ID: "fay", Groups: []string{"finance"}})
+			hr := semfs.WithPrincipal(ctx, semfs.Principal{ID: "hal", Groups: []string{"hr"}})
+			check := func(when string, m *meta.FS) {
+				t.Helper()
+				acc := access.New(m, access.Policy{})
+				if b, err := acc.ReadFile(bob, "/q3.txt"); err == nil {
+					t.Errorf("%s: bob reads /q3.txt after its atomic save: %q", when, b)
+				}
+				if h := searchAs(t, acc, bob, "zanzibar"); len(h) != 0 {
+					t.Errorf("%s: bob finds the saved file: %v", when, h)
+				}
+				if b, err := acc.ReadFile(fin, "/q3.txt"); err != nil || string(b) != "v2 zanzibar\n" {
+					t.Errorf("%s: finance reads /q3.txt: %q, %v", when, b, err)
+				}
+				r, err := m.Meta(ctx, "/q3.txt")
+				if err != nil || len(r.Groups) != 1 || r.Groups[0] != "finance" || r.Public || r.Task != "" || r.CreatedBy != "ann" {
+					t.Errorf("%s: meta of /q3.txt: %+v, %v (want the save's row with finance's groups)", when, r, err)
+				}
+				if b, err := acc.ReadFile(fin, "/q4.txt"); err == nil {
+					t.Errorf("%s: finance reads /q4.txt, replaced by hr's file: %q", when, b)
+				}
+				if b, err := acc.ReadFile(hr, "/q4.txt"); err != nil || string(b) != "salaries\n" {
+					t.Errorf("%s: hr reads /q4.txt: %q, %v", when, b, err)
+				}
+			}
+			check("after the saves", m)
+			closeM()
+			m, closeM = open()
+			defer func() { closeM() }()
+			check("after a restart", m)
+		})
+	}
+}
+
+// TestRenameOverPublicTaggedFileStaysPublic: a destination with groups
+// and the public flag keeps both (the file stays public).
+func TestRenameOverPublicTaggedFileStaysPublic(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host := hostDir(t, filepath.Join(dir, "data"))
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := meta.New(host, ix, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	if err := m.WriteFile(as("ann"), "/a.txt", []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetTags(ctx, "/a.txt", semfs.Tags{Groups: []string{"finance"}, Public: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteFile(as("ann"), "/a.tmp", []byte("v2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename(ctx, "/a.tmp", "/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := m.Meta(ctx, "/a.txt"); err != nil || !r.Public || len(r.Groups) != 1 {
+		t.Errorf("meta of /a.txt: %+v, %v", r, err)
+	}
+	if b, err := access.New(m, access.Policy{}).ReadFile(bob, "/a.txt"); err != nil || string(b) != "v2\n" {
+		t.Errorf("bob reads the public /a.txt: %q, %v", b, err)
+	}
+}
+
+// TestRenameUnindexedOverRestricted: a source the layer has no row for
+// (written behind it) renamed over a restricted file gets a row with the
+// replaced file's groups, its bytes indexed, the renamer as creator; a
+// rename the store then fails to record leaves the source's row as it was.
+func TestRenameUnindexedOverRestricted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	host := hostDir(t, filepath.Join(dir, "data"))
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	financeFile(t, m)
+	if err := host.WriteFile(ctx, "/.q3.swp", []byte("v2 zanzibar\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename(as("ann"), "/.q3.swp", "/q3.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Store().File(ctx, "/q3.txt")
+	if err != nil || len(r.Groups) != 1 || r.Groups[0] != "finance" || r.CreatedBy != "ann" || r.Size != int64(len("v2 zanzibar\n")) {
+		t.Errorf("row of /q3.txt: %+v, %v", r, err)
+	}
+	acc := access.New(m, access.Policy{})
+	if b, err := acc.ReadFile(bob, "/q3.txt"); err == nil {
+		t.Errorf("bob reads /q3.txt: %q", b)
+	}
+
+	// The store keeps the groups put on the source if it cannot move it.
+	if err := m.WriteFile(as("ann"), "/.q3.swp", []byte("v3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if err := m.Rename(as("ann"), "/.q3.swp", "/q3.txt"); err == nil {
+		t.Fatal("rename the store could not record: no error")
+	}
+	fail.Store(false)
+	if r, err := m.Store().File(ctx, "/.q3.swp"); err != nil || len(r.Groups) != 0 {
+		t.Errorf("row of the source after the failed rename: %+v, %v (want its own, without groups)", r, err)
+	}
+	if b, err := acc.ReadFile(bob, "/.q3.swp"); err != nil || string(b) != "v3\n" {
+		t.Errorf("bob reads the source after the failed rename: %q, %v", b, err)
 	}
 }

@@ -113,25 +113,25 @@ func (r *restricted) drop(dir string) {
 	r.paths = append(kept, r.paths[hi:]...)
 }
 
-func (r *restricted) rename(o, n string) {
+// rename moves the restrictions at or below o to the same place below n,
+// replacing n's, in one step (a moved restricted file is never seen
+// unrestricted). tags, if not nil, are the tags of the row now at n (a
+// file renamed over a restricted one keeps that restriction).
+func (r *restricted) rename(o, n string, tags *semfs.Tags) {
 	r.mu.Lock()
-	lo, hi := r.under(o)
+	defer r.mu.Unlock()
 	moved := map[string][]string{}
-	for _, p := range r.paths[lo:hi] {
-		if semfs.HasPrefix(p, o) {
-			moved[n+p[len(o):]] = r.groups[p]
+	for p, g := range r.subtree(o) {
+		moved[n+p[len(o):]] = g
+	}
+	if tags != nil {
+		delete(moved, n)
+		if len(tags.Groups) > 0 && !tags.Public {
+			moved[n] = append([]string(nil), tags.Groups...)
 		}
 	}
-	r.mu.Unlock()
-	r.drop(n)
-	r.drop(o)
-	r.mu.Lock()
-	for p, g := range moved {
-		r.groups[p] = g
-		r.paths = append(r.paths, p)
-	}
-	sort.Strings(r.paths)
-	r.mu.Unlock()
+	r.replace(o, nil)
+	r.replace(n, moved)
 }
 
 // cover restricts the paths at or below n as the paths at or below o are
