@@ -405,3 +405,62 @@ func TestRenameUnindexedOverRestricted(t *testing.T) {
 		t.Errorf("bob reads the source after the failed rename: %q, %v", b, err)
 	}
 }
+
+// TestFailedStoreDirRenameKeepsRestrictionsBelow: a directory rename the
+// store cannot record is undone, and while it is not, both places keep
+// the restrictions of the files below.
+func TestFailedStoreDirRenameKeepsRestrictionsBelow(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var from atomic.Value
+	from.Store("")
+	host := stuckRenames{hostDir(t, filepath.Join(dir, "data")), &from}
+	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close(); ix.Close() }()
+	for _, p := range []string{"/fin/q3.txt", "/fin/pub.txt", "/fin/deep/q4.txt"} {
+		if err := m.WriteFile(as("app"), p, []byte("zanzibar "+p+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/fin/q3.txt", "/fin/deep/q4.txt"} {
+		if err := m.SetTags(ctx, p, semfs.Tags{Groups: []string{"finance"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acc := access.New(m, access.Policy{})
+	hiddenFromBob := func(when string, paths ...string) {
+		t.Helper()
+		for _, p := range paths {
+			if b, err := acc.ReadFile(bob, p); err == nil {
+				t.Errorf("%s: bob reads %s: %q", when, p, b)
+			}
+		}
+	}
+	fail.Store(true)
+	if err := m.Rename(ctx, "/fin", "/fin2"); err == nil {
+		t.Fatal("directory rename the store could not record: no error")
+	}
+	if _, err := m.Stat(ctx, "/fin2"); !errors.Is(err, semfs.ErrNotExist) {
+		t.Errorf("/fin2 after the undone rename: %v", err)
+	}
+	hiddenFromBob("undone", "/fin/q3.txt", "/fin/deep/q4.txt")
+	if b, err := acc.ReadFile(bob, "/fin/pub.txt"); err != nil {
+		t.Errorf("bob reads /fin/pub.txt: %q, %v", b, err)
+	}
+	from.Store("/fin2")
+	if err := m.Rename(ctx, "/fin", "/fin2"); err == nil {
+		t.Fatal("directory rename neither recorded nor undone: no error")
+	}
+	hiddenFromBob("not undone", "/fin2/q3.txt", "/fin2/deep/q4.txt")
+	if h := searchAs(t, acc, bob, "zanzibar"); len(h) != 1 || h[0] != "/fin/pub.txt" {
+		t.Errorf("bob's hits: %v (want only the public file's, under its stored path)", h)
+	}
+}
