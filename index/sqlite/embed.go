@@ -65,18 +65,20 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil, nil
 		}
-		return ix.withOwnLog(ctx, tx, -1, []memOp{func() { ix.vecs[spaceName].Set(key, cp) }})
+		return ix.withLoggedPaths(ctx, tx, []string{keyPath(spaceName, key)}, []memOp{func() { ix.vecs[spaceName].Set(key, cp) }})
 	})
 }
 
-// withOwnLog appends to ops the memOp of the fresh_log entries the
-// transaction wrote after start (see ownLog). A start of -n means the
-// transaction wrote the last n entries: a vector write logs one entry per
-// vector set (the fresh_*_vec triggers), which saves a SELECT.
-func (ix *Index) withOwnLog(ctx context.Context, tx *sql.Tx, start int64, ops []memOp) ([]memOp, error) {
-	own, err := ix.ownLog(ctx, tx, start)
-	if err != nil || own == nil {
-		return ops, err
+// withLoggedPaths logs paths, the paths of the vectors a transaction set,
+// and appends the memOp of those entries (see ownLogSpan) to ops.
+func (ix *Index) withLoggedPaths(ctx context.Context, tx *sql.Tx, paths []string, ops []memOp) ([]memOp, error) {
+	start, end, err := logPaths(ctx, tx, paths)
+	if err != nil {
+		return nil, err
+	}
+	own, err := ix.ownLogSpan(ctx, tx, start, end)
+	if err != nil {
+		return nil, err
 	}
 	return append(ops, own), nil
 }
@@ -95,6 +97,8 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 		}
 		defer stmt.Close()
 		var ops []memOp
+		var paths []string
+		logged := map[string]bool{}
 		for i, r := range rows {
 			cp := append([]float32(nil), vecs[i]...)
 			res, err := stmt.ExecContext(ctx, encodeVec(cp), r.Key, r.Text)
@@ -104,12 +108,16 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 			if n, _ := res.RowsAffected(); n > 0 {
 				key := r.Key
 				ops = append(ops, func() { ix.vecs[spaceName].Set(key, cp) })
+				if p := keyPath(spaceName, key); !logged[p] {
+					logged[p] = true
+					paths = append(paths, p)
+				}
 			}
 		}
 		if len(ops) == 0 {
 			return nil, nil
 		}
-		return ix.withOwnLog(ctx, tx, -int64(len(ops)), ops)
+		return ix.withLoggedPaths(ctx, tx, paths, ops)
 	})
 }
 
@@ -123,11 +131,16 @@ func (ix *Index) WipeVectors(ctx context.Context, spaceName string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = 0`); err != nil {
 			return nil, err
 		}
-		// Other processes reload everything (the trigger logs no nulled vector).
+		// Other processes reload everything.
 		if _, err := tx.ExecContext(ctx, logReset); err != nil {
 			return nil, err
 		}
-		return ix.withOwnLog(ctx, tx, ix.st.log, []memOp{ix.vecs[spaceName].Reset})
+		ops := []memOp{ix.vecs[spaceName].Reset}
+		own, err := ix.ownLog(ctx, tx, ix.st.log)
+		if err != nil || own == nil {
+			return ops, err
+		}
+		return append(ops, own), nil
 	})
 }
 

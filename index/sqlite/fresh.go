@@ -28,9 +28,10 @@ import (
 //
 // Tags and vectors: fresh_log numbers every committed change of a
 // file's tag fields or of a vector with the path it touched. Triggers on
-// files and chunks write it, so every process and every write path (Put,
-// Remove, Rename, embedding) logs alike; WipeVectors and rebuildDerived
-// log an empty path, meaning "reload everything". seq is an INTEGER
+// files write it for the rows' writers (Put, Remove, Rename), so every
+// process logs alike; the vector writes (embed.go) log the paths of the
+// vectors they set, one entry per path and transaction; WipeVectors and
+// rebuildDerived log an empty path, meaning "reload everything". seq is an INTEGER
 // PRIMARY KEY (max+1), so seqs are contiguous; only the oldest entries
 // are pruned (freshKeep). Memory remembers the seq it reflects (logSeq);
 // a lookup of tags or vectors reads max(seq) and, when another process
@@ -50,16 +51,14 @@ CREATE TRIGGER IF NOT EXISTS fresh_files_update AFTER UPDATE OF path, created_by
 	INSERT INTO fresh_log(path) VALUES (old.path);
 	INSERT INTO fresh_log(path) SELECT new.path WHERE new.path != old.path;
 END;
-CREATE TRIGGER IF NOT EXISTS fresh_files_vec AFTER UPDATE OF tag_vec ON files WHEN new.tag_vec IS NOT NULL BEGIN
-	INSERT INTO fresh_log(path) VALUES (new.path);
-END;
-CREATE TRIGGER IF NOT EXISTS fresh_chunks_vec AFTER UPDATE OF vec ON chunks WHEN new.vec IS NOT NULL BEGIN
-	INSERT INTO fresh_log(path) VALUES (new.path);
-END;
+DROP TRIGGER IF EXISTS fresh_files_vec;
+DROP TRIGGER IF EXISTS fresh_chunks_vec;
 `
 
-// freshObjects is how many tables and triggers freshSQL creates.
-const freshObjects = 6
+// freshObjects is how many tables and triggers freshSQL leaves (it drops
+// the triggers that logged vector writes row by row before embed.go
+// logged them per path).
+const freshObjects = 4
 
 // freshKeep is how many fresh_log entries are kept: a process that falls
 // further behind reloads everything.
@@ -95,18 +94,21 @@ func logHead(ctx context.Context, tx *sql.Tx) (int64, error) {
 }
 
 // ownLog returns the memOp of a write transaction of this process that
-// logged the entries after start (read at its start; -n: the last n) up
-// to its end: the memory it changes is its own, so it counts as a change
-// of memory (memSeq) and, when memory was at start, moves logSeq past its
-// entries. It also prunes old entries. Call it last in the transaction.
+// logged the entries after start (read at its start) up to its end: the
+// memory it changes is its own, so it counts as a change of memory
+// (memSeq) and, when memory was at start, moves logSeq past its entries.
+// It also prunes old entries. Call it last in the transaction.
 func (ix *Index) ownLog(ctx context.Context, tx *sql.Tx, start int64) (memOp, error) {
 	end, err := logHead(ctx, tx)
 	if err != nil || end == start {
 		return nil, err
 	}
-	if start < 0 {
-		start += end
-	}
+	return ix.ownLogSpan(ctx, tx, start, end)
+}
+
+// ownLogSpan is ownLog when the transaction knows its entries are
+// start+1..end.
+func (ix *Index) ownLogSpan(ctx context.Context, tx *sql.Tx, start, end int64) (memOp, error) {
 	if end/4096 != start/4096 { // now and then
 		if _, err := tx.ExecContext(ctx, `DELETE FROM fresh_log WHERE seq <= ?`, end-freshKeep); err != nil {
 			return nil, err
@@ -183,6 +185,41 @@ func (ch *memChanges) file(path, hay string, vec []float32) {
 
 func (ch *memChanges) chunk(key string, vec []float32) {
 	ch.chunks = append(ch.chunks, keyVec{key, vec})
+}
+
+// logPaths logs paths (each once, in order) in tx and returns the seq
+// before the first entry and the last entry's.
+func logPaths(ctx context.Context, tx *sql.Tx, paths []string) (start, end int64, err error) {
+	const q = `INSERT INTO fresh_log(path) VALUES (?) RETURNING seq`
+	if len(paths) == 1 {
+		err = tx.QueryRowContext(ctx, q, paths[0]).Scan(&end)
+		return end - 1, end, err
+	}
+	st, err := tx.PrepareContext(ctx, q)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer st.Close()
+	for i, p := range paths {
+		if err := st.QueryRowContext(ctx, p).Scan(&end); err != nil {
+			return 0, 0, err
+		}
+		if i == 0 {
+			start = end - 1
+		}
+	}
+	return start, end, nil
+}
+
+// keyPath is the path of a vector's key in space: the key itself for
+// tags, the chunk key's path for content.
+func keyPath(space, key string) string {
+	if space == embedding.SpaceContent {
+		if i := strings.LastIndexByte(key, '#'); i >= 0 {
+			return key[:i]
+		}
+	}
+	return key
 }
 
 // readChanges reads, in one read transaction, what changed after seq

@@ -261,6 +261,12 @@ func TestOwnWritesNotReread(t *testing.T) {
 		t.Fatal(err)
 	}
 	embedAll(t, ix, embedding.SpaceContent, func(string) []float32 { return []float32{1, 0} })
+	if err := ix.SetEmbedding(ctx, embedding.SpaceTags, "/a.md", index.TagText(semfs.Meta{Path: "/a.md", Tags: semfs.Tags{Task: "t"}, CreatedBy: "app"}), []float32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ix.Vector(ctx, embedding.SpaceTags, "/a.md"); !ok {
+		t.Fatal("the tag vector just set is not in memory")
+	}
 	if err := ix.Rename(ctx, "/a.md", "/b.md"); err != nil {
 		t.Fatal(err)
 	}
