@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -54,9 +55,14 @@ func belowStacks(t *testing.T) map[string]*access.FS {
 	if err := m.SetTags(ctx, "/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
 		t.Fatal(err)
 	}
+	hooked := newTagged(files) // its tags are not asked: the hook decides
 	return map[string]*access.FS{
 		"meta+hostfs":  access.New(m, access.Policy{}),
 		"tagged memfs": access.New(tg, access.Policy{}),
+		"visible hook": access.New(hooked, access.Policy{Visible: func(ctx context.Context, p string) (bool, error) {
+			pr, _ := semfs.PrincipalFrom(ctx)
+			return p != "/q3.txt" || pr.InGroup([]string{"finance"}), nil
+		}}),
 	}
 }
 
