@@ -174,12 +174,13 @@ func TestVisibilityFollowsChanges(t *testing.T) {
 	mustVisible("dir moved", "/vault", false)
 	mustVisible("dir moved", "/vault/deep/y.txt", false)
 	checkVisibility(t, f, "dir moved")
-	// A visible file moves over a restricted one: the name is visible now.
+	// A file without groups moves over a restricted one (an atomic save):
+	// the name keeps the restriction it had.
 	write(t, f, ctx, "/pub.txt", "p")
 	if err := f.Rename(ctx, "/pub.txt", "/open/s.txt"); err != nil {
 		t.Fatal(err)
 	}
-	mustVisible("replaced", "/open/s.txt", true)
+	mustVisible("replaced", "/open/s.txt", false)
 	checkVisibility(t, f, "replaced")
 	// Removing the last restricted file shows its directory again.
 	if err := f.Remove(ctx, "/vault/deep/y.txt"); err != nil {
