@@ -188,27 +188,26 @@ func (ch *memChanges) chunk(key string, vec []float32) {
 }
 
 // logPaths logs paths (each once, in order) in tx and returns the seq
-// before the first entry and the last entry's.
+// before the first entry and the last entry's. The entries are
+// contiguous: the transaction holds the write lock, and an INTEGER
+// PRIMARY KEY takes max+1.
 func logPaths(ctx context.Context, tx *sql.Tx, paths []string) (start, end int64, err error) {
-	const q = `INSERT INTO fresh_log(path) VALUES (?) RETURNING seq`
-	if len(paths) == 1 {
-		err = tx.QueryRowContext(ctx, q, paths[0]).Scan(&end)
-		return end - 1, end, err
-	}
-	st, err := tx.PrepareContext(ctx, q)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer st.Close()
-	for i, p := range paths {
-		if err := st.QueryRowContext(ctx, p).Scan(&end); err != nil {
+	for rest := paths; len(rest) > 0; {
+		n := min(len(rest), 500)
+		args := make([]any, n)
+		for i, p := range rest[:n] {
+			args[i] = p
+		}
+		rest = rest[n:]
+		res, err := tx.ExecContext(ctx, `INSERT INTO fresh_log(path) VALUES `+strings.TrimSuffix(strings.Repeat("(?),", n), ","), args...)
+		if err != nil {
 			return 0, 0, err
 		}
-		if i == 0 {
-			start = end - 1
+		if end, err = res.LastInsertId(); err != nil {
+			return 0, 0, err
 		}
 	}
-	return start, end, nil
+	return end - int64(len(paths)), end, nil
 }
 
 // keyPath is the path of a vector's key in space: the key itself for

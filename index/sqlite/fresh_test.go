@@ -257,7 +257,7 @@ func waitLocked(t *testing.T, ix *Index) {
 func TestOwnWritesNotReread(t *testing.T) {
 	ctx := context.Background()
 	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
-	if err := ix.Put(ctx, item("/a.md", "alpha\n", semfs.Tags{Task: "t"})); err != nil {
+	if err := ix.Put(ctx, item("/a.md", "alpha\n", semfs.Tags{Task: "t"}), item("/z.md", "zeta\n", semfs.Tags{})); err != nil {
 		t.Fatal(err)
 	}
 	embedAll(t, ix, embedding.SpaceContent, func(string) []float32 { return []float32{1, 0} })
