@@ -443,7 +443,7 @@ func (ix *Index) rebuildDerived(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, derivedSQL); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
-	// Dropping chunks dropped its trigger; every process reloads.
+	// freshSQL is idempotent; every process reloads.
 	if _, err := tx.ExecContext(ctx, freshSQL+logReset); err != nil {
 		return storeErr("rebuild index", ix.path, err)
 	}
