@@ -126,7 +126,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 	var jobs []job
 	done, total := 0, 0
 	if opts.Progress != nil {
-		if err := walk(func(j job) { jobs = append(jobs, j) }); err != nil {
+		if err := cmp.Or(walk(func(j job) { jobs = append(jobs, j) }), ctx.Err()); err != nil {
 			return rep, err
 		}
 		if err := removeGone(); err != nil {
@@ -217,7 +217,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 			for _, j := range jobs {
 				send(j)
 			}
-		} else if err = walk(send); err == nil {
+		} else if err = walk(send); err == nil && ctx.Err() == nil {
 			// Only after a whole walk: rows left then have no file.
 			err = removeGone()
 		}
