@@ -199,22 +199,53 @@ func TestMetaSkipsUnrelatedBatch(t *testing.T) {
 	f, _ := newFSOpts(t, base, deferred(20*time.Millisecond))
 	bg := context.Background()
 	write(t, f, as("a"), "/other/stored.txt", "stored\n") // stored at once
-	slow := func(name string) {
+	holdBatch(t, f, base)
+	returnsWhileHeld(t, "Meta of a file with nothing pending", func() error {
+		_, err := f.Meta(bg, "/other/stored.txt")
+		return err
+	})
+}
+
+// holdBatch closes 200 files under /batch/ and returns once the committer
+// is reading one of them for its batch, where it stays until the test
+// ends: the batch is in flight, however slow the machine.
+func holdBatch(t *testing.T, f *meta.FS, base *hookFS) {
+	t.Helper()
+	gate, in := make(chan struct{}), make(chan struct{}, 1)
+	hold := func(name string) {
 		if strings.HasPrefix(name, "/batch/") {
-			time.Sleep(2 * time.Millisecond) // a slow disk read per file
+			select {
+			case in <- struct{}{}:
+			default:
+			}
+			<-gate
 		}
 	}
+	base.hook.Store(&hold)
+	t.Cleanup(func() { close(gate) }) // before the layer closes (cleanups run last first)
 	for i := range 200 {
 		closeWrite(t, f, as("a"), fmt.Sprintf("/batch/%d.txt", i), "x\n")
 	}
-	base.hook.Store(&slow)
-	time.Sleep(30 * time.Millisecond) // the committer is in its batch
-	start := time.Now()
-	if _, err := f.Meta(bg, "/other/stored.txt"); err != nil {
-		t.Fatal(err)
+	select {
+	case <-in:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the committer did not start its batch")
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Fatalf("Meta of a file with nothing pending took %v: it waited for the committer's batch", d)
+}
+
+// returnsWhileHeld runs call while the committer's batch is held
+// (holdBatch) and fails if it does not return: it waited for the batch.
+func returnsWhileHeld(t *testing.T, what string, call func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return while the committer's batch was in flight: it waits for the batch", what)
 	}
 }
 
@@ -458,23 +489,13 @@ func TestMetaOfPendingSkipsUnrelatedBatch(t *testing.T) {
 	base := &hookFS{FS: memfs.New()}
 	f, _ := newFSOpts(t, base, deferred(20*time.Millisecond))
 	bg := context.Background()
-	slow := func(name string) {
-		if strings.HasPrefix(name, "/batch/") {
-			time.Sleep(2 * time.Millisecond) // a slow disk read per file
-		}
-	}
-	for i := range 200 {
-		closeWrite(t, f, as("a"), fmt.Sprintf("/batch/%d.txt", i), "x\n")
-	}
-	base.hook.Store(&slow)
-	time.Sleep(30 * time.Millisecond) // the committer is in its batch
+	holdBatch(t, f, base)
 	closeWrite(t, f, as("b"), "/other/fresh.txt", "fresh\n")
-	start := time.Now()
-	m, err := f.Meta(bg, "/other/fresh.txt")
-	if err != nil || m.CreatedBy != "b" || m.Hash != hashHex("fresh\n") {
-		t.Fatalf("meta %+v, %v", m, err)
-	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Fatalf("Meta of a file pending outside the committer's batch took %v: it waited for the batch", d)
-	}
+	returnsWhileHeld(t, "Meta of a file pending outside the committer's batch", func() error {
+		m, err := f.Meta(bg, "/other/fresh.txt")
+		if err == nil && (m.CreatedBy != "b" || m.Hash != hashHex("fresh\n")) {
+			err = fmt.Errorf("meta %+v; want created_by b and the hash of its bytes", m)
+		}
+		return err
+	})
 }
