@@ -33,7 +33,8 @@ type handle struct {
 	// page cache found it at open (tree.readCached).
 	stamp pageStamp
 	// lazy, when set, defers opening ro until a read misses the pages
-	// the kernel kept (tree.openKept); ro is then read under lazy.mu.
+	// the kernel kept (tree.openKept); ro is set once, under lazy.mu,
+	// which every use of ro takes first (load, opened).
 	lazy *lazyOpen
 
 	mu  sync.Mutex // serialises reads of an ro file without ReadAt

@@ -247,7 +247,11 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 		// file now.
 		t.mu.Unlock()
 		if err := h.load(); err != nil {
-			return nil, 0, t.errno(err)
+			errno := t.errno(err)
+			if errno == syscall.ESTALE {
+				t.dropNumber(ino) // another file stands at the name
+			}
+			return nil, 0, errno
 		}
 		t.mu.Lock()
 	}
