@@ -239,3 +239,30 @@ type Item struct {
 	TagText string
 	Content *Content // nil: keep the derived data as it is
 }
+
+// Cursor is a position in the changes of a [PeerStore]; the zero Cursor
+// is before every change.
+type Cursor int64
+
+// PeerStore is a Store other processes may write at the same time (the
+// SQLite file a CLI command opens beside a daemon, a PostgreSQL index
+// several daemons share), so rows may change under a process that did not
+// change them.
+type PeerStore interface {
+	Store
+	// PeerChanges reports which rows (tags, groups and public included)
+	// were created, changed, moved away or removed after since, and the
+	// cursor to pass next. Changes made through this Store may be
+	// included. When nothing changed it costs one small query.
+	PeerChanges(ctx context.Context, since Cursor) (Changes, error)
+}
+
+// Changes is what PeerStore.PeerChanges reports.
+type Changes struct {
+	Paths []string // rows that may have changed
+	Dirs  []string // rows at or below these may have changed
+	// All reports that the store cannot say which rows changed (since is
+	// the zero Cursor, or older than the changes it keeps): any may have.
+	All  bool
+	Next Cursor
+}

@@ -42,8 +42,6 @@ type TagIndex struct {
 	num   map[string]uint32 // path → live number
 	post  map[uint32][]uint32
 	dead  int
-
-	before func() // see BeforeRead; set once, before use
 }
 
 // NewTagIndex returns an empty index.
@@ -60,11 +58,6 @@ func gramKey(g string) uint32 {
 	}
 	return k
 }
-
-// BeforeRead makes every query (Tiers) call fn first, outside the
-// index's lock: a store whose index other processes change brings it up
-// to date there (index/sqlite's fresh.go). Call it before any use.
-func (t *TagIndex) BeforeRead(fn func()) { t.before = fn }
 
 // Len reports how many files the index holds.
 func (t *TagIndex) Len() int {
@@ -252,9 +245,6 @@ func (t *TagIndex) maybeCompact() {
 // tiers[n] lists the files with n points, in no particular order. A word
 // holding a NUL matches nothing.
 func (t *TagIndex) Tiers(words []string) [][]string {
-	if t.before != nil {
-		t.before()
-	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	count := make([]uint16, len(t.paths))

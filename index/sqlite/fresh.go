@@ -47,18 +47,21 @@ END;
 CREATE TRIGGER IF NOT EXISTS fresh_files_delete AFTER DELETE ON files BEGIN
 	INSERT INTO fresh_log(path) VALUES (old.path);
 END;
-CREATE TRIGGER IF NOT EXISTS fresh_files_update AFTER UPDATE OF path, created_by, task, related_apps ON files BEGIN
+CREATE TRIGGER IF NOT EXISTS fresh_files_access AFTER UPDATE OF path, created_by, task, related_apps, groups_json, public ON files BEGIN
 	INSERT INTO fresh_log(path) VALUES (old.path);
 	INSERT INTO fresh_log(path) SELECT new.path WHERE new.path != old.path;
 END;
+DROP TRIGGER IF EXISTS fresh_files_update;
 DROP TRIGGER IF EXISTS fresh_files_vec;
 DROP TRIGGER IF EXISTS fresh_chunks_vec;
 `
 
-// freshObjects is how many tables and triggers freshSQL leaves (it drops
-// the triggers that logged vector writes row by row before embed.go
-// logged them per path).
-const freshObjects = 4
+// freshObjects are the tables and triggers freshSQL leaves. It drops
+// the ones earlier versions made: fresh_files_update (an update trigger
+// that did not log changes of groups_json and public, which PeerChanges
+// reports) and the triggers that logged vector writes row by row before
+// embed.go logged them per path.
+var freshObjects = []string{"fresh_log", "fresh_files_insert", "fresh_files_delete", "fresh_files_access"}
 
 // freshKeep is how many fresh_log entries are kept: a process that falls
 // further behind reloads everything.
@@ -71,11 +74,12 @@ const logReset = `INSERT INTO fresh_log(path) VALUES ('')`
 
 // ensureFresh creates fresh_log and its triggers when missing.
 func (ix *Index) ensureFresh(ctx context.Context) error {
-	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name LIKE 'fresh\_%' ESCAPE '\'`).Scan(&n); err != nil {
+	var all, known int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*), count(CASE WHEN name IN (`+placeholders(len(freshObjects))+`) THEN 1 END)
+		FROM sqlite_master WHERE name LIKE 'fresh\_%' ESCAPE '\'`, anys(freshObjects)...).Scan(&all, &known); err != nil {
 		return storeErr("open index", ix.path, err)
 	}
-	if n == freshObjects {
+	if all == len(freshObjects) && known == all {
 		return nil
 	}
 	ix.wmu.Lock()
@@ -455,4 +459,64 @@ func (ix *Index) install(l *loaded) bool {
 	}
 	ix.peerMu.Unlock()
 	return true
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+var _ index.PeerStore = (*Index)(nil)
+
+// PeerChanges implements index.PeerStore over fresh_log: the paths logged
+// after since (each once), or All when since is zero, when entries it
+// needs were pruned or when a reset entry was logged. The cursor is the
+// last fresh_log seq read plus one (so that it is not zero when the log
+// is empty). One SELECT of max(seq) when nothing was logged.
+func (ix *Index) PeerChanges(ctx context.Context, since index.Cursor) (index.Changes, error) {
+	same := index.Changes{Next: since}
+	var head int64
+	if err := ix.logStmt.QueryRowContext(ctx).Scan(&head); err != nil {
+		return same, storeErr("changes", "/", err)
+	}
+	if since != 0 && index.Cursor(head+1) == since {
+		return same, nil
+	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return same, storeErr("changes", "/", err)
+	}
+	defer tx.Rollback()
+	var low int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM fresh_log`).Scan(&head, &low); err != nil {
+		return same, storeErr("changes", "/", err)
+	}
+	seen := int64(since) - 1
+	ch := index.Changes{Next: index.Cursor(head + 1)}
+	if seen < 0 || head < seen || low > seen+1 {
+		ch.All = true
+		return ch, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT path FROM fresh_log WHERE seq > ? AND seq <= ?`, seen, head)
+	if err != nil {
+		return same, storeErr("changes", "/", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return same, storeErr("changes", "/", err)
+		}
+		if p == "" { // a reset entry
+			return index.Changes{All: true, Next: ch.Next}, nil
+		}
+		ch.Paths = append(ch.Paths, p)
+	}
+	if err := rows.Err(); err != nil {
+		return same, storeErr("changes", "/", err)
+	}
+	return ch, nil
 }

@@ -397,3 +397,124 @@ func TestFreshWriterProcess(t *testing.T) {
 	fmt.Println("wrote")
 	io.Copy(io.Discard, os.Stdin) // hold the transaction until stdin closes
 }
+
+// peerChanges calls ix.PeerChanges, failing the test on an error.
+func peerChanges(t *testing.T, ix *Index, since index.Cursor) ([]string, bool, index.Cursor) {
+	t.Helper()
+	ch, err := ix.PeerChanges(context.Background(), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Dirs) != 0 {
+		t.Errorf("PeerChanges: Dirs %v (fresh_log names rows)", ch.Dirs)
+	}
+	slices.Sort(ch.Paths)
+	return ch.Paths, ch.All, ch.Next
+}
+
+// PeerChanges reports to B the paths A changed, access fields included,
+// and nothing when nothing changed.
+func TestPeerChangesListsAccessChanges(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a, b := open(t, path), open(t, path)
+	if _, all, _ := peerChanges(t, b, 0); !all {
+		t.Error("PeerChanges(0) on an empty index: all = false, want true (the zero cursor is before every change)")
+	}
+	if err := a.Put(ctx, item("/q3.txt", "revenue\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	paths, all, c := peerChanges(t, b, 0)
+	if !all || len(paths) != 0 {
+		t.Errorf("PeerChanges(0) = %v, all %v; want all", paths, all)
+	}
+	if paths, all, next := peerChanges(t, b, c); all || len(paths) != 0 || next != c {
+		t.Errorf("nothing changed: PeerChanges = %v, all %v, cursor %d → %d; want nothing and the same cursor", paths, all, c, next)
+	}
+	if err := a.Put(ctx, item("/q3.txt", "revenue\n", semfs.Tags{Groups: []string{"finance"}})); err != nil {
+		t.Fatal(err)
+	}
+	paths, all, c2 := peerChanges(t, b, c)
+	if all || !slices.Equal(paths, []string{"/q3.txt"}) || c2 == c {
+		t.Errorf("after A restricted /q3.txt: PeerChanges = %v, all %v, cursor %d → %d; want [/q3.txt] and a new cursor", paths, all, c, c2)
+	}
+	// An update of the access columns alone is logged too (the trigger
+	// before fresh_files_access did not name them).
+	for _, set := range []string{`groups_json = '[]'`, `public = 1`} {
+		if err := a.write(ctx, "test", "/", func(tx *sql.Tx) ([]memOp, error) {
+			_, err := tx.ExecContext(ctx, `UPDATE files SET `+set+` WHERE path = '/q3.txt'`)
+			return nil, err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		paths, all, next := peerChanges(t, b, c2)
+		if all || !slices.Equal(paths, []string{"/q3.txt"}) {
+			t.Errorf("after UPDATE files SET %s: PeerChanges = %v, all %v; want [/q3.txt]", set, paths, all)
+		}
+		c2 = next
+	}
+	if err := a.Rename(ctx, "/q3.txt", "/q4.txt"); err != nil {
+		t.Fatal(err)
+	}
+	paths, _, c3 := peerChanges(t, b, c2)
+	if !slices.Equal(paths, []string{"/q3.txt", "/q4.txt"}) {
+		t.Errorf("after A renamed: PeerChanges = %v, want both paths", paths)
+	}
+	if err := a.Remove(ctx, "/q4.txt", false); err != nil {
+		t.Fatal(err)
+	}
+	if paths, _, _ := peerChanges(t, b, c3); !slices.Equal(paths, []string{"/q4.txt"}) {
+		t.Errorf("after A removed: PeerChanges = %v, want [/q4.txt]", paths)
+	}
+	// Entries B needs pruned: all.
+	if err := a.write(ctx, "test", "/", func(tx *sql.Tx) ([]memOp, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO fresh_log(path) VALUES ('/x'); DELETE FROM fresh_log WHERE path != '/x'`)
+		return nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, all, _ := peerChanges(t, b, c3); !all {
+		t.Error("entries pruned: all = false, want true")
+	}
+}
+
+// An index file made with the update trigger of before (which did not
+// log changes of groups_json and public) gets the new one at Open.
+func TestOldUpdateTriggerUpgraded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a := open(t, path)
+	if err := a.Put(ctx, item("/q3.txt", "revenue\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.ExecContext(ctx, `DROP TRIGGER fresh_files_access;
+		CREATE TRIGGER fresh_files_update AFTER UPDATE OF path, created_by, task, related_apps ON files BEGIN
+			INSERT INTO fresh_log(path) VALUES (old.path);
+			INSERT INTO fresh_log(path) SELECT new.path WHERE new.path != old.path;
+		END;`); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b := open(t, path)
+	var names []string
+	rows, err := b.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'fresh%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	if want := []string{"fresh_files_access", "fresh_files_delete", "fresh_files_insert"}; !slices.Equal(names, want) {
+		t.Errorf("triggers after reopening an old file: %v, want %v", names, want)
+	}
+	_, _, c := peerChanges(t, b, 0)
+	if _, err := b.db.ExecContext(ctx, `UPDATE files SET public = 1 WHERE path = '/q3.txt'`); err != nil {
+		t.Fatal(err)
+	}
+	if paths, all, _ := peerChanges(t, b, c); all || !slices.Equal(paths, []string{"/q3.txt"}) {
+		t.Errorf("UPDATE of public in an upgraded file: PeerChanges = %v, all %v; want [/q3.txt]", paths, all)
+	}
+}

@@ -203,7 +203,6 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
 	}, tags: index.NewTagIndex(), text: postings.New(postings.Text), grep: postings.New(postings.Trigram)}
-	ix.tags.BeforeRead(func() { ix.refreshQuiet(context.Background()) })
 	// Another process may be creating or migrating the same file right now
 	// (a CLI command beside `semfs index --watch`); SQLite then answers
 	// "database is locked" at once for the schema steps, so retry them.
