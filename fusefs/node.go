@@ -54,6 +54,11 @@ type tree struct {
 	// live holds the go-fuse inode of every number the kernel knows,
 	// until it forgets it: what the change notifications address.
 	live map[uint64]*gofs.Inode
+	// forgotten holds the inodes the kernel forgot whose numbers are
+	// yet to be dropped, oldest first; reaping says a reap is scheduled
+	// (see forgot).
+	forgotten []forgottenInode
+	reaping   bool
 	// modes counts the open handles of each number by I/O mode: the
 	// kernel refuses to open one inode in passthrough and cached mode at
 	// once.
@@ -182,7 +187,13 @@ func (t *tree) pin(p string, ino uint64, mode uint32, in *gofs.Inode) {
 	t.paths[ino] = p
 }
 
-// forgot drops number ino when the kernel forgot in, the inode holding it.
+// forgot drops number ino when the kernel forgot in, the inode holding
+// it — a little later (reapDelay), and only if in is forgotten still: a
+// lookup of the path may be handing in back to go-fuse at this very
+// moment (newChild reuses the inode the table holds), and go-fuse then
+// registers it again after the forget, so that the kernel holds an inode
+// whose number, dropped at once, would name no path (ENOENT for every
+// name looked up in it).
 func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 	if ino == 1 {
 		return
@@ -192,16 +203,54 @@ func (t *tree) forgot(ino uint64, in *gofs.Inode) {
 	if t.live[ino] != in {
 		return // a newer inode holds the number
 	}
-	if !in.Forgotten() {
-		return // looked up again between go-fuse's forget and this call
+	t.forgotten = append(t.forgotten, forgottenInode{ino, in, time.Now()})
+	if !t.reaping {
+		t.reaping = true
+		time.AfterFunc(reapDelay, t.reap)
 	}
-	delete(t.live, ino)
-	delete(t.pages, ino)
-	if p, ok := t.paths[ino]; ok {
-		delete(t.paths, ino)
-		if t.inos[p].ino == ino {
-			delete(t.inos, p)
+}
+
+// reapDelay is how long a forgotten inode keeps its number, in case a
+// lookup racing the forget handed it back to the kernel.
+const reapDelay = time.Second
+
+// forgottenInode is an inode the kernel forgot, with the number it held
+// and when.
+type forgottenInode struct {
+	ino uint64
+	in  *gofs.Inode
+	at  time.Time
+}
+
+// reap drops the numbers of inodes forgotten at least reapDelay ago and
+// forgotten still, and runs again for those forgotten since.
+func (t *tree) reap() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keep := t.forgotten[:0]
+	for _, f := range t.forgotten {
+		switch {
+		case time.Since(f.at) < reapDelay:
+			keep = append(keep, f)
+		case t.live[f.ino] != f.in || !f.in.Forgotten():
+			// a newer inode holds the number, or the kernel looked
+			// this one up again
+		default:
+			delete(t.live, f.ino)
+			delete(t.pages, f.ino)
+			if p, ok := t.paths[f.ino]; ok {
+				delete(t.paths, f.ino)
+				if t.inos[p].ino == f.ino {
+					delete(t.inos, p)
+				}
+			}
 		}
+	}
+	clear(t.forgotten[len(keep):])
+	t.forgotten = keep
+	t.reaping = len(keep) > 0
+	if t.reaping {
+		time.AfterFunc(reapDelay-time.Since(keep[0].at), t.reap)
 	}
 }
 
@@ -698,11 +747,12 @@ func (n *node) newChild(ctx context.Context, p string, info fs.FileInfo, out *fu
 	// new one made for it, so a second lookup of a name must return the
 	// inode the kernel has: a fresh one pinned here would be one the
 	// kernel never got, and every notification addressed to it would
-	// find no such node.
+	// find no such node. One go-fuse has forgotten meanwhile (its number
+	// is yet to be reaped) is not reused: go-fuse no longer holds it.
 	n.t.mu.Lock()
 	in := n.t.live[ino]
 	n.t.mu.Unlock()
-	if in == nil || in.StableAttr().Mode != mode {
+	if in == nil || in.StableAttr().Mode != mode || in.Forgotten() {
 		in = n.NewInode(ctx, &node{t: n.t}, gofs.StableAttr{Mode: mode, Ino: ino})
 	}
 	n.t.pin(p, ino, mode, in)

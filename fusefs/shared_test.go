@@ -89,3 +89,24 @@ func TestSharedCaching(t *testing.T) {
 		t.Errorf("after Retagged the listing was read %d times in all; want 2 (dropped)", l)
 	}
 }
+
+// TestRelookupWhileForgotten: a name dropped from the kernel (Retagged)
+// makes the kernel forget its inode while the next stat looks it up
+// again, and the lookup may hand back the very inode the forget is
+// dropping; the path must still resolve (it answered ENOENT about once in
+// fifty rounds when the forget dropped the number at once).
+func TestRelookupWhileForgotten(t *testing.T) {
+	ctx := context.Background()
+	tree := memfs.New()
+	if err := semfs.WriteFile(ctx, tree, "/public/a.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := mountServer(t, tree, Options{KeepCache: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
+	p := srv.Dir() + "/public/a.txt"
+	for i := range 1000 {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		srv.Retagged("/public/a.txt")
+	}
+}
