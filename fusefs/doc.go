@@ -8,7 +8,8 @@
 // numbers are stable per path while the kernel holds the inode: the first
 // lookup of a path allocates a number, rename moves it with the file,
 // unlink or a rename over the path frees it, and so does the kernel
-// forgetting the inode (the next lookup allocates a new one). Numbers that
+// forgetting the inode, a second later unless it looked the inode up
+// again meanwhile (the next lookup allocates a new one). Numbers that
 // READDIR handed out for entries never looked up are swept when the table
 // has doubled, so the table follows what the kernel caches rather than
 // every path ever listed. A node finds its path in that table by its
