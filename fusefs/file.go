@@ -30,7 +30,7 @@ type handle struct {
 	roFd  int
 	hasRo bool
 	// stamp is the host file as a read-only handle served through the
-	// page cache found it at open (tree.readCached).
+	// page cache found it at open (tree.cachedOpen).
 	stamp pageStamp
 	// lazy, when set, defers opening ro until a read misses the pages
 	// the kernel kept (tree.openKept); ro is set once, under lazy.mu,

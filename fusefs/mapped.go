@@ -180,6 +180,14 @@ func (m *mapWatch) watch(ino uint64, p string, opath int, settling bool) *watche
 	return w
 }
 
+// watching reports whether number ino is watched: it may be mapped for
+// writing. The caller may hold t.mu.
+func (m *mapWatch) watching(ino uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byIno[ino] != nil
+}
+
 // drop ends the watch of number ino, if any: it is open for writing by
 // passthrough again, or was removed or replaced. The caller may hold t.mu
 // (m.mu is never held while taking it).

@@ -65,7 +65,7 @@ type tree struct {
 	modes map[uint64]*ioCount
 	// pages holds, for each number read through the page cache while
 	// passthrough is on, the stamp of the host file its pages came from
-	// (see readCached).
+	// (see cachedOpen).
 	pages map[uint64]pageStamp
 
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
@@ -84,6 +84,12 @@ type ioCount struct {
 	// while any is open: the kernel serves every later passthrough open
 	// of the inode from the first handle's backing file.
 	backing fileID
+	// stamp is the host file of the first handle read through the page
+	// cache of those open; mixed, that one of them has another (the file
+	// was replaced behind the mount while a reader held the old one):
+	// see cachedOpen.
+	stamp pageStamp
+	mixed bool
 }
 
 // fileID is a host file's identity.
@@ -256,7 +262,7 @@ func (t *tree) reap() {
 
 // opened decides how the kernel serves h, a new handle of number ino:
 // a small file opened read-only with no passthrough handle open through
-// the page cache (readCached); else by passthrough when the file has a
+// the page cache (cachedOpen); else by passthrough when the file has a
 // host descriptor and no cached handle of the same file is open, else
 // through the page cache (kept across opens
 // with Options.KeepCache, unless passthrough is on). The kernel requires every open of an inode open
@@ -286,8 +292,7 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 				c = &ioCount{}
 				t.modes[ino] = c
 			}
-			fl := t.keepPages(ino, h)
-			t.readCached(ino, c, h, h.stamp)
+			fl := t.cachedOpen(ino, c, h, h.stamp)
 			t.mu.Unlock()
 			return h, fl, 0
 		}
@@ -325,8 +330,8 @@ func (t *tree) openedLocked(ino uint64, h *handle) (gofs.FileHandle, uint32, sys
 			var st syscall.Stat_t
 			known := syscall.Fstat(fd, &st) == nil
 			id := fileID{uint64(st.Dev), st.Ino}
-			if known && c.passthrough == 0 && h.rw == nil && t.opts.KeepCache && st.Size <= cachedReadMax {
-				return t.readCached(ino, c, h, pageStampOf(&st)), t.keepPages(ino, h), 0
+			if known && c.passthrough == 0 && h.rw == nil && t.opts.KeepCache && st.Size <= cachedReadMax && !t.mapped.watching(ino) {
+				return h, t.cachedOpen(ino, c, h, pageStampOf(&st)), 0
 			}
 			if c.cached > 0 {
 				goto cached // see the doc comment of opened
@@ -382,7 +387,7 @@ cached:
 
 // cachedReadMax is the size up to which a file opened read-only while no
 // handle of it is open by passthrough is read through the page cache
-// instead (see readCached).
+// instead (see cachedOpen).
 const cachedReadMax = 1 << 20
 
 // pageStamp is the host file and its status as they were when the kernel
@@ -392,9 +397,10 @@ type pageStamp struct {
 	fileStamp
 }
 
-// readCached serves h, a read-only handle of a small file (number ino,
+// cachedOpen serves h, a read-only handle of a small file (number ino,
 // count c) that no passthrough handle has open, through the kernel's
-// page cache, with the host file's stamp as it is now. A passthrough
+// page cache, with the host file's stamp st as it is now, and returns its
+// open flags. A passthrough
 // read costs a round trip per open and stat that a cached one does not:
 // the kernel registers and drops a backing file for every open of an
 // inode, and marks the inode's access time stale after every read, so
@@ -403,15 +409,33 @@ type pageStamp struct {
 // stamp is unchanged (keepPages): writes by passthrough, which go around
 // them, change it (and a writable passthrough open forgets it), and so
 // does a file replaced behind the mount. Bigger files stay passthrough,
-// whose reads are the host's own. The caller holds t.mu.
-func (t *tree) readCached(ino uint64, c *ioCount, h *handle, st pageStamp) *handle {
+// whose reads are the host's own, and so do files that may be mapped
+// for writing (watched by mapped.go: a store through a mapping changes
+// the host file's pages, and its times only at the first store to a
+// page).
+//
+// A reader that holds the file a newer one replaced would load the old
+// bytes into pages the new stamp then keeps: while handles of different
+// host files are open through the page cache (mixed), the newer ones
+// read around it (FOPEN_DIRECT_IO), no stamp is recorded, and the next
+// open after the last of them drops the pages. The caller holds t.mu.
+func (t *tree) cachedOpen(ino uint64, c *ioCount, h *handle, st pageStamp) uint32 {
+	if c.cached == 0 {
+		c.stamp, c.mixed = st, false
+	} else if st != c.stamp {
+		c.mixed = true
+	}
 	c.cached++
 	h.mode = ioCached
 	h.stamp = st
-	return h
+	if c.mixed {
+		delete(t.pages, ino)
+		return fuse.FOPEN_DIRECT_IO
+	}
+	return t.keepPages(ino, h)
 }
 
-// keepPages reports the open flags of h, a handle readCached made: the
+// keepPages reports the open flags of h, a handle cachedOpen serves: the
 // kernel keeps the number's pages when they were loaded from the file
 // as it is now, and drops them otherwise. The caller holds t.mu.
 func (t *tree) keepPages(ino uint64, h *handle) uint32 {
@@ -425,7 +449,7 @@ func (t *tree) keepPages(ino uint64, h *handle) uint32 {
 
 // openKept returns a handle of number ino, the file at p, that opens no
 // host file, when the kernel holds pages of the number that an earlier
-// read-only open loaded (readCached) and the host file is still the one,
+// read-only open loaded (cachedOpen) and the host file is still the one,
 // with the size, mtime and ctime, they were loaded from: then the kernel
 // keeps them (keepPages) and reads none, and the host file is opened only
 // if a read misses them (handle.load; pages may be evicted). A warm
@@ -442,8 +466,11 @@ func (t *tree) openKept(ctx context.Context, ino uint64, p string) *handle {
 	}
 	t.mu.Lock()
 	old, ok := t.pages[ino]
-	if c := t.modes[ino]; c != nil && c.passthrough > 0 {
-		ok = false // opens join the passthrough handles (openedLocked)
+	if c := t.modes[ino]; c != nil && (c.passthrough > 0 || c.mixed) {
+		ok = false // opens join the passthrough handles (openedLocked), or read around the pages
+	}
+	if ok && t.mapped.watching(ino) {
+		ok = false // may be mapped for writing: passthrough (cachedOpen)
 	}
 	t.mu.Unlock()
 	if !ok {
