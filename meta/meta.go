@@ -50,6 +50,20 @@
 // cannot record is undone and fails, so that a file and its restriction
 // never part (a restart loads restrictions from the store).
 //
+// # Other processes
+//
+// Visibility is answered from memory (the set of restricted files, loaded
+// at New), never by a store query per call. When the store may be written
+// by other processes too (an index.PeerStore: the SQLite file `semfs tag`
+// opens beside a running daemon, a PostgreSQL index several daemons
+// share), a poller asks it every Options.PeerPoll (DefaultPeerPoll, 250
+// ms) which rows changed and applies their groups and public flags: a
+// restriction another process set hides the file here at most one poll
+// interval plus that query's time after its commit (and making it public
+// again shows it as late). Until then this process answers as before the
+// change. The paths this process itself changed since the last poll stay
+// as it set them and are read again at the next.
+//
 // # Searching
 //
 // FS implements seed 000's tag query (Query), content search with fusion,
@@ -121,6 +135,11 @@ type Options struct {
 	// end caching the tree (the FUSE mount) can drop what it holds. It
 	// must not block.
 	Changed func(ctx context.Context, c Change)
+	// PeerPoll is how often, when the store is an index.PeerStore (other
+	// processes may write it), the restrictions they set are applied (see
+	// "Other processes" in the package doc). Zero: DefaultPeerPoll;
+	// negative: never (a store no other process writes).
+	PeerPoll time.Duration
 }
 
 // Change is one change of the base's files made through the layer.
@@ -167,7 +186,8 @@ type FS struct {
 	group   group   // saves waiting to share a commit
 	tickets tickets // the order of the saves of one path
 
-	vis restricted // files with restricted visibility
+	vis   restricted // files with restricted visibility
+	peers *peers     // changes of other processes (peer.go); nil: none followed
 
 	writers writers // files open for writing
 	closes  closes  // closed files waiting for their rows (CloseDelay)
@@ -223,6 +243,9 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 	}
 	f := &FS{base: base, store: store, opts: opts, log: opts.Logger,
 		queue: make(chan string, 4096), stop: make(chan struct{})}
+	if err := f.startPeers(context.Background()); err != nil {
+		return nil, err
+	}
 	if err := f.vis.load(context.Background(), store); err != nil {
 		return nil, err
 	}
@@ -233,6 +256,10 @@ func New(base semfs.FS, store index.Store, opts Options) (*FS, error) {
 	}
 	f.stopped.Add(1)
 	go f.indexer()
+	if f.peers != nil {
+		f.stopped.Add(1)
+		go f.peerLoop()
+	}
 	if f.deferCloses() {
 		f.startCloses()
 	}

@@ -16,11 +16,21 @@ import (
 // with SetTags, Rename and Remove, each changing it only once the store
 // holds the change: a restart loads it from the store, and a row the store
 // keeps (search hits, snippets) must stay as restricted as it is there. A
-// restricted path whose file is gone is visible to nobody.
+// restricted path whose file is gone is visible to nobody. Changes other
+// processes make to the store reach it through the peer poller (peer.go).
 type restricted struct {
 	mu     sync.RWMutex
 	paths  []string            // sorted
 	groups map[string][]string // path → groups
+
+	// With tracking set (a peer poller runs), touched collects the paths
+	// (each standing for its subtree) this process changed since the
+	// poller last applied what the store holds, and covers counts the
+	// subtrees cover restricts until uncover: the poller leaves those as
+	// memory has them and reads them again next time (peer.go).
+	tracking bool
+	touched  []string
+	covers   map[string]int
 }
 
 func (r *restricted) load(ctx context.Context, store index.Store) error {
@@ -39,20 +49,39 @@ func (r *restricted) load(ctx context.Context, store index.Store) error {
 func (r *restricted) set(p string, t semfs.Tags) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.touch(p)
+	var g []string
+	if len(t.Groups) > 0 && !t.Public {
+		g = append([]string(nil), t.Groups...)
+	}
+	r.put(p, g)
+}
+
+// put makes p restricted to groups g, or not restricted when g is empty.
+// The caller holds r.mu.
+func (r *restricted) put(p string, g []string) {
 	i := sort.SearchStrings(r.paths, p)
 	has := i < len(r.paths) && r.paths[i] == p
-	if len(t.Groups) > 0 && !t.Public {
+	if len(g) > 0 {
 		if !has {
 			r.paths = append(r.paths, "")
 			copy(r.paths[i+1:], r.paths[i:])
 			r.paths[i] = p
 		}
-		r.groups[p] = append([]string(nil), t.Groups...)
+		r.groups[p] = g
 		return
 	}
 	if has {
 		r.paths = append(r.paths[:i], r.paths[i+1:]...)
 		delete(r.groups, p)
+	}
+}
+
+// touch records that this process changed the restrictions at or below
+// p. The caller holds r.mu.
+func (r *restricted) touch(p string) {
+	if r.tracking {
+		r.touched = append(r.touched, p)
 	}
 }
 
@@ -98,6 +127,7 @@ func beforeChildren(q, n string) bool {
 func (r *restricted) drop(dir string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.touch(dir)
 	lo, hi := r.under(dir)
 	for _, p := range r.paths[lo:hi] {
 		if semfs.HasPrefix(p, dir) {
@@ -120,6 +150,8 @@ func (r *restricted) drop(dir string) {
 func (r *restricted) rename(o, n string, tags *semfs.Tags) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.touch(o)
+	r.touch(n)
 	moved := map[string][]string{}
 	for p, g := range r.subtree(o) {
 		moved[n+p[len(o):]] = g
@@ -140,6 +172,13 @@ func (r *restricted) rename(o, n string, tags *semfs.Tags) {
 func (r *restricted) cover(o, n string) (before map[string][]string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.touch(n)
+	if r.tracking {
+		if r.covers == nil {
+			r.covers = map[string]int{}
+		}
+		r.covers[n]++
+	}
 	before = r.subtree(n)
 	lo, hi := r.under(o)
 	moved := map[string][]string{}
@@ -156,6 +195,12 @@ func (r *restricted) cover(o, n string) (before map[string][]string) {
 func (r *restricted) uncover(n string, before map[string][]string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.touch(n)
+	if r.covers[n] > 0 {
+		if r.covers[n]--; r.covers[n] == 0 {
+			delete(r.covers, n)
+		}
+	}
 	r.replace(n, before)
 }
 
