@@ -463,8 +463,29 @@ func TestPeerChangesListsAccessChanges(t *testing.T) {
 	if err := a.Remove(ctx, "/q4.txt", false); err != nil {
 		t.Fatal(err)
 	}
-	if paths, _, _ := peerChanges(t, b, c3); !slices.Equal(paths, []string{"/q4.txt"}) {
+	paths, _, c4 := peerChanges(t, b, c3)
+	if !slices.Equal(paths, []string{"/q4.txt"}) {
 		t.Errorf("after A removed: PeerChanges = %v, want [/q4.txt]", paths)
+	}
+	// B's own writes are left out; A's between them are not.
+	if err := b.Put(ctx, item("/own.txt", "mine\n", semfs.Tags{Groups: []string{"eng"}})); err != nil {
+		t.Fatal(err)
+	}
+	paths, all, c5 := peerChanges(t, b, c4)
+	if all || len(paths) != 0 || c5 == c4 {
+		t.Errorf("after B's own Put: PeerChanges = %v, all %v, cursor %d → %d; want nothing and a new cursor", paths, all, c4, c5)
+	}
+	if err := b.Put(ctx, item("/own.txt", "mine\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, item("/peer.txt", "theirs\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove(ctx, "/own.txt", false); err != nil {
+		t.Fatal(err)
+	}
+	if paths, all, _ := peerChanges(t, b, c5); all || !slices.Equal(paths, []string{"/peer.txt"}) {
+		t.Errorf("after B, A, B wrote: PeerChanges = %v, all %v; want [/peer.txt]", paths, all)
 	}
 	// Entries B needs pruned: all.
 	if err := a.write(ctx, "test", "/", func(tx *sql.Tx) ([]memOp, error) {
@@ -516,5 +537,62 @@ func TestOldUpdateTriggerUpgraded(t *testing.T) {
 	}
 	if paths, all, _ := peerChanges(t, b, c); all || !slices.Equal(paths, []string{"/q3.txt"}) {
 		t.Errorf("UPDATE of public in an upgraded file: PeerChanges = %v, all %v; want [/q3.txt]", paths, all)
+	}
+}
+
+// BenchmarkPeerChanges measures one PeerChanges call (ns/call; ns/op
+// includes the Put before it) when nothing was logged since the cursor
+// (idle), when this process's own Put was (own), and when another
+// process's was (peer: one path to list).
+//
+//	go test -run '^$' -bench PeerChanges ./index/sqlite
+func BenchmarkPeerChanges(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "i.db")
+	x, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	y, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer y.Close()
+	for i := range 1000 {
+		if err := x.Put(ctx, item(fmt.Sprintf("/f%04d.md", i), "text\n", semfs.Tags{})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ch, err := x.PeerChanges(ctx, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := ch.Next
+	for _, bc := range []struct {
+		name  string
+		write *Index // nil: none
+	}{{"idle", nil}, {"own", x}, {"peer", y}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var spent time.Duration // in PeerChanges alone
+			for i := 0; b.Loop(); i++ {
+				if bc.write != nil {
+					if err := bc.write.Put(ctx, item("/w.md", fmt.Sprintf("text %d\n", i), semfs.Tags{})); err != nil {
+						b.Fatal(err)
+					}
+				}
+				start := time.Now()
+				ch, err := x.PeerChanges(ctx, c)
+				spent += time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bc.write == y && len(ch.Paths) != 1 {
+					b.Fatalf("peer: %v", ch.Paths)
+				}
+				c = ch.Next
+			}
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/call")
+		})
 	}
 }
