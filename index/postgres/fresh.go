@@ -1,9 +1,14 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/semfs/semfs/index"
 )
 
 // Freshness of the in-memory tag table and vectors across daemons.
@@ -137,6 +142,115 @@ func (ix *Index) loadAt(ctx context.Context) error {
 	if err := ix.load(ctx); err != nil {
 		return err
 	}
+	// The peer log holds no write up to gen (at Open) or misses some (a
+	// reconnect): any row may have changed then.
+	ix.peers.mu.Lock()
+	ix.peers.from = max(ix.peers.from, gen)
+	ix.peers.mu.Unlock()
 	ix.fresh.advance(gen)
 	return nil
+}
+
+// peerKeep is how many changes the peer log keeps: a reader further
+// behind is told that every row may have changed.
+const peerKeep = 4096
+
+// peerLog keeps the paths of recent committed writes (this daemon's, and
+// the other daemons' as the listener receives them) by generation, for
+// PeerChanges.
+type peerLog struct {
+	mu      sync.Mutex
+	from    int64 // every change of a generation above from is in entries
+	entries []peerEntry
+}
+
+type peerEntry struct {
+	gen   int64
+	all   bool // every row may have changed (a reload)
+	paths []string
+}
+
+// record logs what change ch (or one part of it) did to rows.
+func (l *peerLog) record(ch *change) {
+	if !ch.Reload && len(ch.Paths) == 0 && len(ch.Removed) == 0 {
+		return // vectors only
+	}
+	e := peerEntry{gen: ch.Gen, all: ch.Reload}
+	e.paths = append(append(e.paths, ch.Removed...), ch.Paths...)
+	l.add(e)
+}
+
+func (l *peerLog) add(e peerEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, e)
+	if len(l.entries) > 2*peerKeep {
+		// Entries arrive about in generation order (own writes and the
+		// listener's interleave): drop the oldest half.
+		slices.SortFunc(l.entries, func(a, b peerEntry) int { return cmp.Compare(a.gen, b.gen) })
+		drop := len(l.entries) - peerKeep
+		l.from = max(l.from, l.entries[drop-1].gen)
+		l.entries = append(l.entries[:0], l.entries[drop:]...)
+	}
+}
+
+var _ index.PeerStore = (*Index)(nil)
+
+// PeerChanges implements index.PeerStore: the paths of the rows written
+// after since (by this daemon too, so that a caller mirrors what the
+// store holds), up to the last committed generation, from the peer log
+// (so it waits, as lookups do, until the listener has received every
+// write up to that generation). The cursor is a generation plus one. One
+// SELECT when nothing was written; none without a listener (NoListen:
+// no other daemon writes), which reports nothing but All for the zero
+// cursor.
+func (ix *Index) PeerChanges(ctx context.Context, since index.Cursor) (index.Changes, error) {
+	same := index.Changes{Next: since}
+	if ix.listenCancel == nil {
+		if since == 0 {
+			return index.Changes{All: true, Next: 1}, nil
+		}
+		return same, nil
+	}
+	gen, err := ix.readGen(ctx)
+	if err != nil {
+		return same, ix.storeErr("changes", "/", err)
+	}
+	next := index.Cursor(gen + 1)
+	if since == next {
+		return same, nil
+	}
+	if since == 0 {
+		return index.Changes{All: true, Next: next}, nil
+	}
+	if !ix.fresh.wait(ctx, gen) {
+		if err := ctx.Err(); err != nil {
+			return same, err
+		}
+		return same, ix.storeErr("changes", "/", errors.New("the notifications of other daemons' writes have not arrived"))
+	}
+	seen := int64(since) - 1
+	l := &ix.peers
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seen < l.from || seen > gen {
+		return index.Changes{All: true, Next: next}, nil
+	}
+	ch := index.Changes{Next: next}
+	dup := map[string]bool{}
+	for _, e := range l.entries {
+		if e.gen <= seen || e.gen > gen {
+			continue
+		}
+		if e.all {
+			return index.Changes{All: true, Next: next}, nil
+		}
+		for _, p := range e.paths {
+			if !dup[p] {
+				dup[p] = true
+				ch.Paths = append(ch.Paths, p)
+			}
+		}
+	}
+	return ch, nil
 }

@@ -3,14 +3,19 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
+	"github.com/semfs/semfs/hostfs"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/internal/testserver"
+	"github.com/semfs/semfs/meta"
 )
 
 // testNextLookupSeesOtherDaemon: B's first lookup after A's write
@@ -90,5 +95,111 @@ func BenchmarkFreshVector(b *testing.B) {
 			}
 		})
 		ix.Close()
+	}
+}
+
+// testPeerChangesReportOtherDaemon: B's PeerChanges lists the rows A
+// wrote (groups and public included), and nothing when nothing was
+// written; a meta layer over B follows A's restriction within its poll.
+func testPeerChangesReportOtherDaemon(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	changes := func(since index.Cursor) index.Changes {
+		t.Helper()
+		ch, err := b.PeerChanges(ctx, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ch.Paths)
+		return ch
+	}
+	put := func(p string, tags semfs.Tags) {
+		t.Helper()
+		f := index.File{}
+		f.Path, f.Tags = p, tags
+		if err := a.Put(ctx, index.Item{File: f, TagText: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c0 := changes(0)
+	if !c0.All {
+		t.Errorf("PeerChanges(0) = %+v, want All", c0)
+	}
+	if ch := changes(c0.Next); ch.All || len(ch.Paths) != 0 || ch.Next != c0.Next {
+		t.Errorf("nothing written: PeerChanges = %+v, want nothing and cursor %d", ch, c0.Next)
+	}
+	put("/q3.txt", semfs.Tags{Groups: []string{"finance"}})
+	c1 := changes(c0.Next)
+	if c1.All || !slices.Equal(c1.Paths, []string{"/q3.txt"}) || c1.Next == c0.Next {
+		t.Errorf("after A restricted /q3.txt: PeerChanges = %+v, want [/q3.txt] and a new cursor", c1)
+	}
+	if err := a.Rename(ctx, "/q3.txt", "/q4.txt"); err != nil {
+		t.Fatal(err)
+	}
+	c2 := changes(c1.Next)
+	if !slices.Equal(c2.Paths, []string{"/q3.txt", "/q4.txt"}) {
+		t.Errorf("after A renamed: PeerChanges = %+v, want both paths", c2)
+	}
+	// B's own writes are listed too (a caller mirrors the store).
+	if err := b.Remove(ctx, "/q4.txt", false); err != nil {
+		t.Fatal(err)
+	}
+	if ch := changes(c2.Next); !slices.Equal(ch.Paths, []string{"/q4.txt"}) {
+		t.Errorf("after B removed: PeerChanges = %+v, want [/q4.txt]", ch)
+	}
+	// A cursor older than what the log keeps: All.
+	b.peers.mu.Lock()
+	b.peers.from = int64(c2.Next)
+	b.peers.mu.Unlock()
+	if ch := changes(c1.Next); !ch.All {
+		t.Errorf("cursor older than the log: PeerChanges = %+v, want All", ch)
+	}
+
+	// The meta layer of a daemon over B hides what A restricts.
+	dir := t.TempDir()
+	host, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	m, err := meta.New(host, b, meta.Options{PeerPoll: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.WriteFile(ctx, "/r.txt", []byte("revenue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bob := semfs.Principal{ID: "bob", Groups: []string{"eng"}}
+	visible := func() bool {
+		ok, err := m.VisibleTo(ctx, bob, "/r.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !visible() {
+		t.Fatal("/r.txt hidden before any restriction")
+	}
+	row, err := a.File(ctx, "/r.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{false, true} {
+		row.Groups, row.Public = []string{"finance"}, want
+		if err := a.Put(ctx, index.Item{File: row, TagText: "/r.txt"}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for visible() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 20 s the meta layer over B does not follow A's public=%v", want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }

@@ -85,6 +85,7 @@ type Index struct {
 	listenDone   chan struct{}
 
 	fresh freshness // which committed writes memory shows (fresh.go)
+	peers peerLog   // the paths recent writes changed (PeerChanges)
 
 	// Repaired lists what Open found wrong with the derived data (and
 	// rebuilt; every file is then pending).

@@ -48,6 +48,7 @@ func TestWithServer(t *testing.T) {
 		{"StoreSuite", testStoreSuite},
 		{"TwoDaemonsSeeEachOther", testTwoDaemonsSeeEachOther},
 		{"NextLookupSeesOtherDaemon", testNextLookupSeesOtherDaemon},
+		{"PeerChangesReportOtherDaemon", testPeerChangesReportOtherDaemon},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

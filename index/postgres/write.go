@@ -21,7 +21,7 @@ type change struct {
 	End     bool     `json:"e,omitempty"` // the write's last notification
 	Reload  bool     `json:"r,omitempty"` // reload everything
 	Paths   []string `json:"p,omitempty"` // reload these files' tag data and chunk vectors
-	Removed []string `json:"d,omitempty"` // drop these paths and everything below them
+	Removed []string `json:"d,omitempty"` // drop these paths and everything below them (the paths of removed rows)
 	Space   string   `json:"s,omitempty"` // with Keys: reload these vectors of Space
 	Keys    []string `json:"k,omitempty"`
 }
@@ -105,6 +105,7 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 		return ix.storeErr(op, path, err)
 	}
 	if ch != nil {
+		ix.peers.record(ch)
 		if err := ix.apply(context.WithoutCancel(ctx), ch); err != nil {
 			ix.log.Warn("index: refreshing in-memory state failed; it is reloaded on the next change", "err", err)
 		}
@@ -561,6 +562,7 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 			continue
 		}
 		if ch.Node != ix.node {
+			ix.peers.record(&ch)
 			if err := ix.apply(ctx, &ch); err != nil && ctx.Err() == nil {
 				ix.log.Warn("index: applying another daemon's change failed; reloading", "err", err)
 				ix.load(ctx)
