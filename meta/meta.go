@@ -140,6 +140,11 @@ type Options struct {
 	// "Other processes" in the package doc). Zero: DefaultPeerPoll;
 	// negative: never (a store no other process writes).
 	PeerPoll time.Duration
+	// PeerRetagged, if set, is called by that poller with the paths whose
+	// restriction another process changed, once this layer applies it,
+	// so that a front end caching what callers may see (the FUSE mount)
+	// can drop it. It must not block.
+	PeerRetagged func(paths []string)
 }
 
 // Change is one change of the base's files made through the layer.

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -147,8 +148,12 @@ func (f *FS) refreshPeersLocked(ctx context.Context) error {
 			}
 		}
 	}
-	p.redo = f.vis.applyPeers(ch.All, paths, dirs, found)
+	var changed []string
+	p.redo, changed = f.vis.applyPeers(ch.All, paths, dirs, found)
 	p.cursor = ch.Next
+	if len(changed) > 0 && f.opts.PeerRetagged != nil {
+		f.opts.PeerRetagged(changed)
+	}
 	return nil
 }
 
@@ -156,11 +161,18 @@ func (f *FS) refreshPeersLocked(ctx context.Context) error {
 // the store holds among paths (exact paths) and at or below dirs, or
 // among all rows when all is set, except at or below what this process
 // changed since the last call (touched) or covers: those stay as memory
-// has them. It returns the subtrees to read again next time and starts
-// a new record of this process's changes.
-func (r *restricted) applyPeers(all bool, paths, dirs []string, found map[string][]string) (redo []string) {
+// has them. It returns the subtrees to read again next time and the
+// paths whose restriction it changed, and starts a new record of this
+// process's changes.
+func (r *restricted) applyPeers(all bool, paths, dirs []string, found map[string][]string) (redo, changed []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	put := func(q string, g []string) {
+		if !slices.Equal(r.groups[q], g) {
+			changed = append(changed, q)
+			r.put(q, g)
+		}
+	}
 	held := append([]string(nil), r.touched...)
 	for d := range r.covers {
 		held = append(held, d)
@@ -182,24 +194,32 @@ func (r *restricted) applyPeers(all bool, paths, dirs []string, found map[string
 				found[q] = r.groups[q]
 			}
 		}
-		r.paths = r.paths[:0]
-		for q := range found {
+		for q, g := range found {
 			if isHeld(q) && r.groups[q] == nil {
 				delete(found, q)
-				continue
+			} else if !slices.Equal(r.groups[q], g) {
+				changed = append(changed, q)
 			}
+		}
+		for _, q := range r.paths {
+			if found[q] == nil {
+				changed = append(changed, q)
+			}
+		}
+		r.paths = r.paths[:0]
+		for q := range found {
 			r.paths = append(r.paths, q)
 		}
 		sort.Strings(r.paths)
 		r.groups = found
-		return append(redo, coversOf(r.covers)...)
+		return append(redo, coversOf(r.covers)...), changed
 	}
 	for _, q := range paths {
 		if isHeld(q) {
 			redo = append(redo, q)
 			continue
 		}
-		r.put(q, found[q])
+		put(q, found[q])
 	}
 	for _, d := range dirs {
 		lo, hi := r.under(d)
@@ -210,11 +230,11 @@ func (r *restricted) applyPeers(all bool, paths, dirs []string, found map[string
 			}
 		}
 		for _, q := range gone {
-			r.put(q, nil)
+			put(q, nil)
 		}
 		for q, g := range found {
 			if semfs.HasPrefix(q, d) && !isHeld(q) {
-				r.put(q, g)
+				put(q, g)
 			}
 		}
 		for _, h := range held {
@@ -224,7 +244,7 @@ func (r *restricted) applyPeers(all bool, paths, dirs []string, found map[string
 			}
 		}
 	}
-	return topmost(redo)
+	return topmost(redo), changed
 }
 
 func coversOf(m map[string]int) []string {

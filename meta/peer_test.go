@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +68,22 @@ func TestOtherProcessRestrictionReachesDaemon(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, db := filepath.Join(dir, "data"), filepath.Join(dir, "index.db")
-	daemon := openPeerStack(t, data, db, meta.Options{PeerPoll: 10 * time.Millisecond})
+	var mu sync.Mutex
+	retagged := map[string]int{}
+	daemon := openPeerStack(t, data, db, meta.Options{PeerPoll: 10 * time.Millisecond, PeerRetagged: func(paths []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range paths {
+			retagged[p]++
+		}
+	}})
+	told := func(p string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return retagged[p] > 0
+		}
+	}
 	if err := daemon.m.WriteFile(as("app"), "/q3.txt", []byte("secret revenue numbers\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +106,7 @@ func TestOtherProcessRestrictionReachesDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "bob still stats /q3.txt restricted to finance by another process", func() bool { return hidden("/q3.txt") })
+	waitFor(t, "PeerRetagged was not told of /q3.txt", told("/q3.txt"))
 	if b, err := acc.ReadFile(bob, "/q3.txt"); err == nil {
 		t.Errorf("bob reads /q3.txt restricted to finance: %q", b)
 	}
@@ -121,6 +138,7 @@ func TestOtherProcessRestrictionReachesDaemon(t *testing.T) {
 	if !hidden("/q4.txt") {
 		t.Error("bob stats /q4.txt, renamed with its restriction by another process")
 	}
+	waitFor(t, "PeerRetagged was not told of /q4.txt", told("/q4.txt"))
 
 	// The row removed there (the file stays): nothing restricts it.
 	if err := cli.ix.Remove(ctx, "/q4.txt", false); err != nil {
