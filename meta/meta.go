@@ -60,9 +60,12 @@
 // ms) which rows changed and applies their groups and public flags: a
 // restriction another process set hides the file here at most one poll
 // interval plus that query's time after its commit (and making it public
-// again shows it as late). Until then this process answers as before the
-// change. The paths this process itself changed since the last poll stay
-// as it set them and are read again at the next.
+// again shows it as late; over PostgreSQL the query first waits, as
+// lookups do, for the notifications of writes up to then, at most 2 s,
+// and a poll that fails is logged and retried). Until then this process
+// answers as before the change. The paths this process itself changed
+// since the last poll stay as it set them and are read again at the
+// next. Options.PeerRetagged hears of the paths a poll changed.
 //
 // # Searching
 //
