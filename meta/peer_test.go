@@ -3,6 +3,7 @@ package meta_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/hostfs"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/meta"
 )
@@ -145,4 +147,180 @@ func TestOtherProcessRestrictionReachesDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "bob cannot stat /q4.txt whose restricted row another process removed", func() bool { return !hidden("/q4.txt") })
+}
+
+// Two daemons restricting and opening the same files at once: once the
+// writes stop, each one's set shows what the store holds (a poll never
+// leaves memory at an older state than the store's).
+func TestPeersConvergeToStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, db := filepath.Join(dir, "data"), filepath.Join(dir, "index.db")
+	opts := meta.Options{PeerPoll: time.Millisecond}
+	a := openPeerStack(t, data, db, opts)
+	b := openPeerStack(t, data, db, opts)
+	var names []string
+	for i := range 8 {
+		p := fmt.Sprintf("/f%d.txt", i)
+		names = append(names, p)
+		if err := a.m.WriteFile(as("app"), p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w, s := range []peerStack{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				p := names[(i*7+w*3)%len(names)]
+				tags := semfs.Tags{Groups: []string{"finance"}, Public: (i+w)%3 == 0}
+				// Another writer may have moved p away for a moment.
+				if err := s.m.SetTags(ctx, p, tags); err != nil && !errors.Is(err, semfs.ErrNotExist) {
+					t.Error(err)
+					return
+				}
+				if i%10 == w {
+					dst := p + ".moved"
+					if err := s.m.Rename(ctx, p, dst); err == nil {
+						if err := s.m.Rename(ctx, dst, p); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	bob := semfs.Principal{ID: "bob", Groups: []string{"eng"}}
+	for _, s := range []struct {
+		name string
+		st   peerStack
+	}{{"A", a}, {"B", b}} {
+		waitFor(t, s.name+"'s restricted set does not match the store", func() bool {
+			for _, p := range names {
+				r, err := a.ix.File(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := len(r.Groups) == 0 || r.Public
+				if ok, err := s.st.m.VisibleTo(ctx, bob, p); err != nil || ok != want {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
+// gatedStore holds the poller's read of rows, once armed: it reads them,
+// then waits for release before returning what it read, as a poll whose
+// rows are read before a write of this process and applied after it.
+type gatedStore struct {
+	*sqlite.Index
+	mu      sync.Mutex
+	armed   bool
+	entered chan struct{}
+	release chan struct{}
+	polls   int // PeerChanges calls
+	// With stop set, the next PeerChanges call closes stopped and waits
+	// for resume (the poll before it has applied what it read).
+	stop            bool
+	stopped, resume chan struct{}
+}
+
+func (g *gatedStore) Files(ctx context.Context, paths []string) (map[string]index.File, error) {
+	rows, err := g.Index.Files(ctx, paths)
+	g.mu.Lock()
+	hold := g.armed
+	g.armed = false
+	g.mu.Unlock()
+	if hold {
+		close(g.entered)
+		<-g.release
+	}
+	return rows, err
+}
+
+func (g *gatedStore) PeerChanges(ctx context.Context, since index.Cursor) (index.Changes, error) {
+	g.mu.Lock()
+	g.polls++
+	stop := g.stop
+	g.stop = false
+	g.mu.Unlock()
+	if stop {
+		close(g.stopped)
+		<-g.resume
+	}
+	return g.Index.PeerChanges(ctx, since)
+}
+
+// A restriction this process sets holds from the moment SetTags
+// returns, even when its poller then applies a row it read before.
+func TestOwnRestrictionNotUndoneByPoll(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, db := filepath.Join(dir, "data"), filepath.Join(dir, "index.db")
+	peer := openPeerStack(t, data, db, meta.Options{PeerPoll: -1})
+	host, err := hostfs.Open(data, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	ix, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	g := &gatedStore{Index: ix, entered: make(chan struct{}), release: make(chan struct{}),
+		stopped: make(chan struct{}), resume: make(chan struct{})}
+	m, err := meta.New(host, g, meta.Options{PeerPoll: time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.WriteFile(as("app"), "/x.txt", []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bob := semfs.Principal{ID: "bob", Groups: []string{"eng"}}
+	// Let the poller settle, then have another process touch /x.txt's
+	// row (still public) so that the next poll reads it.
+	waitFor(t, "the poller does not poll", func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.polls > 2 })
+	g.mu.Lock()
+	g.armed = true
+	g.mu.Unlock()
+	if err := peer.m.SetTags(ctx, "/x.txt", semfs.Tags{Task: "review"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("after 20 s the poller has not read /x.txt's row")
+	}
+	// The poll holds the public row; this process restricts the file.
+	if err := m.SetTags(ctx, "/x.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The next PeerChanges call starts once that poll applied its rows;
+	// it waits there while bob looks.
+	g.mu.Lock()
+	g.stop = true
+	g.mu.Unlock()
+	close(g.release)
+	select {
+	case <-g.stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("after 20 s the poller has not polled again")
+	}
+	ok, err := m.VisibleTo(ctx, bob, "/x.txt")
+	close(g.resume)
+	if err != nil || ok {
+		t.Fatalf("after a poll applied the row it read before this process's SetTags: bob sees /x.txt (%v, %v)", ok, err)
+	}
 }
