@@ -28,6 +28,7 @@ func (f *FS) GrepCandidates(ctx context.Context, root, pattern string, opts semf
 	}
 	// A file closed a moment ago must be a candidate (deferred closes).
 	f.flushCloses(context.WithoutCancel(ctx), under(r))
+	f.refreshPeers(ctx) // candidates are filtered by the restricted set
 	paths, _, err := f.store.GrepCandidates(ctx, r, q)
 	if err != nil {
 		return nil, false, semfs.RewritePath(err, "grep", r)

@@ -43,6 +43,7 @@ func (f *FS) Query(ctx context.Context, text string, limit int) ([]semfs.QueryRe
 		return nil, err
 	}
 	f.flushCloses(context.WithoutCancel(ctx), nil)
+	f.refreshPeers(ctx) // hits are filtered by the restricted set
 	scores, err := f.tagScores(ctx, text, index.TagWords(text), limit)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ func (f *FS) Related(ctx context.Context, name string, limit int) ([]semfs.Candi
 	}
 	// The file and its relatives may have been closed a moment ago.
 	f.flushCloses(context.WithoutCancel(ctx), nil)
+	f.refreshPeers(ctx) // candidates are filtered by the restricted set
 	if info.IsDir() {
 		return nil, semfs.PathErr("related", p, semfs.ErrIsDir, "related needs a file")
 	}

@@ -248,6 +248,7 @@ func (f *FS) snippet(ctx context.Context, h *hit, tokens []string) {
 // searchAll returns every fused hit of a query, best first, without
 // snippets.
 func (f *FS) searchAll(ctx context.Context, text string, flt index.Filter) ([]hit, error) {
+	f.refreshPeers(ctx) // hits are filtered by the restricted set
 	tokens := index.QueryTokens(text)
 	if len(tokens) == 0 {
 		f.flushCloses(context.WithoutCancel(ctx), nil) // signals flushes otherwise
