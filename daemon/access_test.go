@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/cli"
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/daemon"
 )
@@ -447,4 +448,42 @@ func TestMountHidesEmptiedDirectories(t *testing.T) {
 		t.Fatalf("mv: %s", out)
 	}
 	eventually(t, "/empty after a finance file was moved into it", gone("/empty"))
+}
+
+// TestMountHidesFileTaggedElsewhere: a restriction another process sets
+// on the daemon's index (semfs tag run beside the daemon, with its own
+// store) hides the file on the mount and the socket within the daemon's
+// poll of the index, although the kernel had cached the public name.
+func TestMountHidesFileTaggedElsewhere(t *testing.T) {
+	mnt, _, c, d := mountWithTokens(t, accessTokens)
+	ctx := context.Background()
+	const p = "/reports/peer.txt"
+	if err := os.MkdirAll(mnt+"/reports", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mnt+p, []byte("board minutes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names(t, mnt+"/reports") // the kernel caches the listing and the name
+	if _, err := os.Stat(mnt + p); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, d)
+	var out, errs bytes.Buffer
+	args := []string{"--root", d.Config.Data, "--index", d.Config.Index, "tag", p, "--groups", "finance"}
+	if code := cli.Run(ctx, args, strings.NewReader(""), &out, &errs); code != 0 {
+		t.Fatalf("semfs tag beside the daemon: exit %d: %s", code, errs.String())
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(mnt + p); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after another process tagged %s for finance, the mount still shows it to a caller outside finance", p)
+		}
+	}
+	wantAbsent(t, mnt, p)
+	if _, err := c.Stat(ctx, p); !errors.Is(err, semfs.ErrNotExist) {
+		t.Errorf("socket stat without the group = %v; want not found", err)
+	}
 }

@@ -22,7 +22,7 @@ import (
 // keeps the writers of pending closes across a crash.
 func newTree(ctx context.Context, s *stack, log *slog.Logger, closeDelay time.Duration, journal string) (semfs.FS, error) {
 	m, err := meta.New(s.host, s.index, meta.Options{Spaces: s.spaces, Logger: log, Deferred: s.kick, Changed: s.notifyMount,
-		CloseDelay: closeDelay, CloseJournal: journal})
+		CloseDelay: closeDelay, CloseJournal: journal, PeerRetagged: s.peerRetagged})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: metadata layer: %w", err)
 	}
@@ -36,6 +36,23 @@ func newTree(ctx context.Context, s *stack, log *slog.Logger, closeDelay time.Du
 		"updated", rep.Updated, "removed", rep.Removed, "took", time.Since(start).Round(time.Millisecond))
 	s.meta = m
 	return reporting{FS: m, s: s}, nil
+}
+
+// peerRetagged tells the mount, if any, that another process (the CLI's
+// semfs tag, a second daemon on a shared index) changed who may see the
+// paths, so that the kernel drops the names and listings it cached for
+// them. In the background: the poller that calls it must not wait for
+// the kernel.
+func (s *stack) peerRetagged(paths []string) {
+	mnt := s.mounted.Load()
+	if mnt == nil {
+		return
+	}
+	go func() {
+		for _, p := range paths {
+			mnt.Retagged(p)
+		}
+	}()
 }
 
 // notifyMount tells the mount, if any, of a change made through the
