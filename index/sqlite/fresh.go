@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/semfs/semfs/embedding"
@@ -123,7 +125,45 @@ func (ix *Index) ownLogSpan(ctx context.Context, tx *sql.Tx, start, end int64) (
 		if ix.logSeq == start {
 			ix.logSeq = end
 		}
+		if n := len(ix.ownSpans); n > 0 && ix.ownSpans[n-1][1] == start {
+			ix.ownSpans[n-1][1] = end
+		} else {
+			if n >= ownSpansKeep {
+				ix.ownSpans = append(ix.ownSpans[:0], ix.ownSpans[n/2:]...)
+			}
+			ix.ownSpans = append(ix.ownSpans, [2]int64{start, end})
+		}
 	}, nil
+}
+
+// ownSpansKeep bounds ownSpans: PeerChanges reports the entries of own
+// writes older than those kept (re-reading them is harmless).
+const ownSpansKeep = 1024
+
+// ownEntries reports whether every entry of (seen, head] is one this
+// process logged, and returns a test of whether one seq is, for entries
+// after seen. It forgets the spans up to seen (the caller's cursor).
+func (ix *Index) ownEntries(seen, head int64) (all bool, own func(seq int64) bool) {
+	ix.view.Lock()
+	defer ix.view.Unlock()
+	i := 0
+	for i < len(ix.ownSpans) && ix.ownSpans[i][1] <= seen {
+		i++
+	}
+	ix.ownSpans = ix.ownSpans[i:]
+	spans := slices.Clone(ix.ownSpans)
+	own = func(seq int64) bool {
+		j := sort.Search(len(spans), func(k int) bool { return spans[k][1] >= seq })
+		return j < len(spans) && spans[j][0] < seq
+	}
+	at := seen
+	for _, sp := range spans {
+		if sp[0] > at {
+			break
+		}
+		at = max(at, sp[1])
+	}
+	return at >= head, own
 }
 
 // refresh brings the in-memory tags and vectors up to what other
@@ -471,21 +511,25 @@ func anys(ss []string) []any {
 
 var _ index.PeerStore = (*Index)(nil)
 
-// PeerChanges implements index.PeerStore over fresh_log: the paths logged
-// after since (each once; this process's writes too, so that a caller
-// mirrors what the store holds whoever wrote it), or All when since is
-// zero, when entries it needs were pruned or when a reset entry was
-// logged. The cursor is the last fresh_log seq read plus one (so that it
-// is not zero when the log is empty). One SELECT of max(seq) when
-// nothing was logged.
+// PeerChanges implements index.PeerStore over fresh_log: the paths other
+// processes logged after since (each once; this process's own writes
+// are left out, but for the oldest when it wrote much), or All when
+// since is zero, when entries it needs were pruned or when a reset entry
+// was logged. The cursor is the
+// last fresh_log seq read plus one (so that it is not zero when the log
+// is empty). One SELECT of max(seq) when nothing was logged, or only this
+// process's writes.
 func (ix *Index) PeerChanges(ctx context.Context, since index.Cursor) (index.Changes, error) {
 	same := index.Changes{Next: since}
 	var head int64
 	if err := ix.logStmt.QueryRowContext(ctx).Scan(&head); err != nil {
 		return same, storeErr("changes", "/", err)
 	}
-	if since != 0 && index.Cursor(head+1) == since {
-		return same, nil
+	seen := int64(since) - 1
+	if since != 0 && head >= seen {
+		if allOwn, _ := ix.ownEntries(seen, head); allOwn {
+			return index.Changes{Next: index.Cursor(head + 1)}, nil
+		}
 	}
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -496,25 +540,34 @@ func (ix *Index) PeerChanges(ctx context.Context, since index.Cursor) (index.Cha
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM fresh_log`).Scan(&head, &low); err != nil {
 		return same, storeErr("changes", "/", err)
 	}
-	seen := int64(since) - 1
 	ch := index.Changes{Next: index.Cursor(head + 1)}
 	if seen < 0 || head < seen || low > seen+1 {
 		ch.All = true
 		return ch, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT path FROM fresh_log WHERE seq > ? AND seq <= ?`, seen, head)
+	allOwn, own := ix.ownEntries(seen, head)
+	if allOwn {
+		return ch, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, path FROM fresh_log WHERE seq > ? AND seq <= ?`, seen, head)
 	if err != nil {
 		return same, storeErr("changes", "/", err)
 	}
 	defer rows.Close()
+	dup := map[string]bool{}
 	for rows.Next() {
+		var seq int64
 		var p string
-		if err := rows.Scan(&p); err != nil {
+		if err := rows.Scan(&seq, &p); err != nil {
 			return same, storeErr("changes", "/", err)
+		}
+		if own(seq) || dup[p] {
+			continue
 		}
 		if p == "" { // a reset entry
 			return index.Changes{All: true, Next: ch.Next}, nil
 		}
+		dup[p] = true
 		ch.Paths = append(ch.Paths, p)
 	}
 	if err := rows.Err(); err != nil {

@@ -467,12 +467,25 @@ func TestPeerChangesListsAccessChanges(t *testing.T) {
 	if !slices.Equal(paths, []string{"/q4.txt"}) {
 		t.Errorf("after A removed: PeerChanges = %v, want [/q4.txt]", paths)
 	}
-	// B's own writes are listed too (a caller mirrors the store).
+	// B's own writes are left out; A's between them are not.
 	if err := b.Put(ctx, item("/own.txt", "mine\n", semfs.Tags{Groups: []string{"eng"}})); err != nil {
 		t.Fatal(err)
 	}
-	if paths, all, c5 := peerChanges(t, b, c4); all || !slices.Equal(paths, []string{"/own.txt"}) || c5 == c4 {
-		t.Errorf("after B's own Put: PeerChanges = %v, all %v, cursor %d → %d; want [/own.txt] and a new cursor", paths, all, c4, c5)
+	paths, all, c5 := peerChanges(t, b, c4)
+	if all || len(paths) != 0 || c5 == c4 {
+		t.Errorf("after B's own Put: PeerChanges = %v, all %v, cursor %d → %d; want nothing and a new cursor", paths, all, c4, c5)
+	}
+	if err := b.Put(ctx, item("/own.txt", "mine\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, item("/peer.txt", "theirs\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove(ctx, "/own.txt", false); err != nil {
+		t.Fatal(err)
+	}
+	if paths, all, _ := peerChanges(t, b, c5); all || !slices.Equal(paths, []string{"/peer.txt"}) {
+		t.Errorf("after B, A, B wrote: PeerChanges = %v, all %v; want [/peer.txt]", paths, all)
 	}
 	// Entries B needs pruned: all.
 	if err := a.write(ctx, "test", "/", func(tx *sql.Tx) ([]memOp, error) {
@@ -529,8 +542,8 @@ func TestOldUpdateTriggerUpgraded(t *testing.T) {
 
 // BenchmarkPeerChanges measures one PeerChanges call (ns/call; ns/op
 // includes the Put before it) when nothing was logged since the cursor
-// (idle), when this process's own Put was (own) and when another
-// process's was (peer), each listing one path.
+// (idle), when this process's own Put was (own), and when another
+// process's was (peer: one path to list).
 //
 //	go test -run '^$' -bench PeerChanges ./index/sqlite
 func BenchmarkPeerChanges(b *testing.B) {
@@ -574,8 +587,8 @@ func BenchmarkPeerChanges(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if bc.write != nil && len(ch.Paths) != 1 {
-					b.Fatalf("%s: %v", bc.name, ch.Paths)
+				if bc.write == y && len(ch.Paths) != 1 {
+					b.Fatalf("peer: %v", ch.Paths)
 				}
 				c = ch.Next
 			}

@@ -148,6 +148,10 @@ type Index struct {
 	// is the fresh_log seq memory reflects, memSeq counts this process's
 	// changes of them.
 	logSeq, memSeq int64
+	// ownSpans are the fresh_log entries (first-1, last] this process's
+	// committed writes logged, which PeerChanges leaves out (guarded by
+	// view).
+	ownSpans [][2]int64
 
 	// peer holds the postings of a generation another process wrote
 	// while this process's writer held wmu (fresh.go).
