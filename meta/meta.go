@@ -653,6 +653,23 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		f.closes.run.Lock()
 		embed, _ = f.flushLocked(context.WithoutCancel(ctx), under(o, n))
 	}
+	// Whether a file stands at n now, before the base replaces it: only
+	// then may its restriction be kept (keepRestriction); a stale row of
+	// a file gone from n must not restrict the file moved there.
+	replaced := false
+	if info, err := f.base.Stat(ctx, n); err == nil && !info.IsDir() {
+		replaced = true
+	}
+	// From the moment n holds o's bytes it is restricted as o is, on
+	// every surface, until the rows have moved (or the move is undone):
+	// other surfaces do not wait for this rename.
+	// (The root, or a directory into itself, cannot move: the base
+	// refuses, and the paths below o would not map onto n's.)
+	var before map[string][]string
+	covered := o != "/" && !semfs.HasPrefix(n, o)
+	if covered {
+		before = f.vis.cover(o, n)
+	}
 	err = f.writers.rename(o, n, func() error {
 		if err := semfs.Rename(ctx, f.base, o, n); err != nil {
 			return err
@@ -663,6 +680,9 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		return nil
 	})
 	if err != nil {
+		if covered {
+			f.vis.uncover(n, before)
+		}
 		if f.deferCloses() {
 			f.closes.run.Unlock()
 			f.embedAll(context.WithoutCancel(ctx), embed)
@@ -674,25 +694,27 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 	}
 	ctx = context.WithoutCancel(ctx)
 	f.mu.Lock()
-	kept, pending, undoKeep, err := f.keepRestriction(ctx, o, n)
+	var kept *semfs.Tags
+	var pending bool
+	var undoKeep func()
+	if replaced {
+		kept, pending, undoKeep, err = f.keepRestriction(ctx, o, n)
+	}
 	if err == nil {
 		if err = f.store.Rename(ctx, o, n); err != nil && undoKeep != nil {
 			undoKeep()
 		}
 	}
-	var before map[string][]string
 	if err == nil {
-		f.vis.rename(o, n, kept)
+		f.vis.rename(o, n, kept, covered)
 		// A save of n (or o) that read its bytes before the rename holds
 		// the replaced file's: it must not overwrite the row that moved
 		// here.
 		f.tickets.supersede(under(o, n))
-	} else {
-		// The rows, groups included, stayed at o: a restart would load
-		// them there and the file at n would be public. n is restricted
-		// as o is until the rename is undone.
-		before = f.vis.cover(o, n)
 	}
+	// Else the rows, groups included, stayed at o: a restart would load
+	// them there and the file at n would be public. n stays restricted
+	// as o is (covered) until the rename is undone.
 	f.mu.Unlock()
 	if err != nil {
 		err = f.undoRename(ctx, o, n, before, err)
@@ -748,9 +770,9 @@ func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags
 		// met again by the rename).
 		return nil, false, nil, nil
 	}
-	info, err := f.base.Stat(ctx, n)
+	info, err := f.base.Stat(ctx, n) // o's file, moved there
 	if err != nil || info.IsDir() {
-		return nil, false, nil, nil // a stale row: n is not a file now
+		return nil, false, nil, nil
 	}
 	src, err := f.store.File(ctx, o)
 	switch {
@@ -793,6 +815,14 @@ func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags
 // left for Reconcile). If the undo fails too, o and n both stay
 // restricted in this process only, and the error says what to do.
 func (f *FS) undoRename(ctx context.Context, o, n string, before map[string][]string, serr error) error {
+	if _, err := f.base.Stat(ctx, o); err == nil {
+		// Another writer made a file at o meanwhile: moving n back would
+		// destroy it. The file stays at n, restricted as o was.
+		f.log.Error("semfs rename could not be recorded in the index, and another file now stands at the old path, so it was not undone: the moved file's tags and restrictions are still recorded under the old path; set them again (semfs tag) at the new path",
+			"from", o, "to", n, "err", serr)
+		return &fs.PathError{Op: "rename", Path: o, Err: fmt.Errorf(
+			"the file moved to %s but the index could not record it (%v), and another file now stands at %s, so the move was not undone: its tags are recorded under %s; set them again at %s", n, serr, o, o, n)}
+	}
 	uerr := f.writers.rename(n, o, func() error {
 		if err := semfs.Rename(ctx, f.base, n, o); err != nil {
 			return err

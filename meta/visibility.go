@@ -147,11 +147,18 @@ func (r *restricted) drop(dir string) {
 // replacing n's, in one step (a moved restricted file is never seen
 // unrestricted). tags, if not nil, are the tags of the row now at n (a
 // file renamed over a restricted one keeps that restriction).
-func (r *restricted) rename(o, n string, tags *semfs.Tags) {
+//
+// covered: n was covered (cover) for the rename, which this settles.
+func (r *restricted) rename(o, n string, tags *semfs.Tags, covered bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.touch(o)
 	r.touch(n)
+	if covered && r.covers[n] > 0 {
+		if r.covers[n]--; r.covers[n] == 0 {
+			delete(r.covers, n)
+		}
+	}
 	moved := map[string][]string{}
 	for p, g := range r.subtree(o) {
 		moved[n+p[len(o):]] = g
