@@ -287,7 +287,7 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 	}
 	t.mu.Lock()
 	if h.lazy != nil {
-		if c := t.modes[ino]; c == nil || c.passthrough == 0 {
+		if c := t.modes[ino]; (c == nil || c.passthrough == 0) && !t.mapped.watching(ino) {
 			if c == nil {
 				c = &ioCount{}
 				t.modes[ino] = c
@@ -296,9 +296,10 @@ func (t *tree) opened(ino uint64, h *handle) (gofs.FileHandle, uint32, syscall.E
 			t.mu.Unlock()
 			return h, fl, 0
 		}
-		// A passthrough open came in between: the kernel serves this
-		// handle from that open's backing file, so it needs a host
-		// file now.
+		// A passthrough open came in between (the kernel serves this
+		// handle from that open's backing file), or a writer released
+		// the file, which may be mapped for writing now (see
+		// cachedOpen): this handle needs a host file now.
 		t.mu.Unlock()
 		if err := h.load(); err != nil {
 			errno := t.errno(err)
