@@ -996,6 +996,16 @@ type pathTickets struct {
 func (t *tickets) take(p, creator string) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	pt := t.takeLocked(p)
+	if pt.creator == "" {
+		pt.creator = creator
+	}
+	return t.next
+}
+
+// takeLocked takes the next ticket for p and returns p's tickets; the
+// caller holds t.mu.
+func (t *tickets) takeLocked(p string) *pathTickets {
 	if t.paths == nil {
 		t.paths = map[string]*pathTickets{}
 	}
@@ -1007,10 +1017,7 @@ func (t *tickets) take(p, creator string) uint64 {
 	t.next++
 	pt.open++
 	pt.last = t.next
-	if pt.creator == "" {
-		pt.creator = creator
-	}
-	return t.next
+	return pt
 }
 
 // takeAll takes a ticket for each of paths, as take does for the indexer,
@@ -1018,19 +1025,9 @@ func (t *tickets) take(p, creator string) uint64 {
 func (t *tickets) takeAll(paths []string) (first uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.paths == nil {
-		t.paths = map[string]*pathTickets{}
-	}
 	first = t.next + 1
 	for _, p := range paths {
-		pt := t.paths[p]
-		if pt == nil {
-			pt = &pathTickets{}
-			t.paths[p] = pt
-		}
-		t.next++
-		pt.open++
-		pt.last = t.next
+		t.takeLocked(p)
 	}
 	return first
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/meta"
 )
@@ -18,20 +19,9 @@ import (
 // moves the file).
 func TestRenameOntoStaleRowKeepsOwnGroups(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	m, err := meta.New(host, ix, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _, data := hostStack(t, nil)
 	financeFile(t, m) // /q3.txt, groups finance
-	if err := os.Remove(filepath.Join(dir, "data", "q3.txt")); err != nil {
+	if err := os.Remove(filepath.Join(data, "q3.txt")); err != nil {
 		t.Fatal(err)
 	}
 	acc := access.New(m, access.Policy{})
@@ -46,4 +36,30 @@ func TestRenameOntoStaleRowKeepsOwnGroups(t *testing.T) {
 	if b, err := acc.ReadFile(bob, "/q3.txt"); err != nil {
 		t.Errorf("bob cannot read the file he just renamed to a free name: %q, %v", b, err)
 	}
+}
+
+// hostStack opens the metadata layer over a host directory and a SQLite
+// index in a new temporary directory, the store wrapped by wrap (nil: as
+// it is); both close when the test ends. It returns the layer, the index
+// and the host directory's path.
+func hostStack(t *testing.T, wrap func(*sqlite.Index) index.Store) (*meta.FS, *sqlite.Index, string) {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	host := hostDir(t, data)
+	ix, err := sqlite.Open(context.Background(), filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store index.Store = ix
+	if wrap != nil {
+		store = wrap(ix)
+	}
+	m, err := meta.New(host, store, meta.Options{Logger: quiet})
+	if err != nil {
+		ix.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); ix.Close() })
+	return m, ix, data
 }

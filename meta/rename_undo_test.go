@@ -11,7 +11,6 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
-	"github.com/semfs/semfs/meta"
 )
 
 // failingGatedStore holds Rename until release is closed, then fails it
@@ -35,19 +34,8 @@ func (s failingGatedStore) Rename(ctx context.Context, o, n string) error {
 // says so.
 func TestUndoneRenameKeepsNewFileAtOldPath(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	gs := failingGatedStore{ix, make(chan struct{}), make(chan struct{})}
-	m, err := meta.New(host, gs, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	gs := failingGatedStore{nil, make(chan struct{}), make(chan struct{})}
+	m, _, data := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
 	if err := m.WriteFile(as("app"), "/a.txt", []byte("old a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +54,7 @@ func TestUndoneRenameKeepsNewFileAtOldPath(t *testing.T) {
 	}()
 	// The bytes reach the host file before the index update waits for the rename.
 	for i := 0; i < 100; i++ {
-		if b, _ := os.ReadFile(filepath.Join(dir, "data", "a.txt")); string(b) == "new work of another agent\n" {
+		if b, _ := os.ReadFile(filepath.Join(data, "a.txt")); string(b) == "new work of another agent\n" {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

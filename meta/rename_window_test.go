@@ -2,14 +2,12 @@ package meta_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
-	"github.com/semfs/semfs/meta"
 )
 
 // renameGatedStore holds Rename until release is closed.
@@ -32,17 +30,8 @@ func (s renameGatedStore) Rename(ctx context.Context, o, n string) error {
 func TestRenamedRestrictedFileNeverVisible(t *testing.T) {
 	for _, over := range []bool{false, true} {
 		ctx := context.Background()
-		dir := t.TempDir()
-		host := hostDir(t, filepath.Join(dir, "data"))
-		ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs := renameGatedStore{ix, make(chan struct{}), make(chan struct{})}
-		m, err := meta.New(host, gs, meta.Options{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
+		gs := renameGatedStore{nil, make(chan struct{}), make(chan struct{})}
+		m, _, _ := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
 		financeFile(t, m)
 		if over {
 			if err := m.WriteFile(as("app"), "/public.txt", []byte("public\n"), 0o644); err != nil {
@@ -70,7 +59,5 @@ func TestRenamedRestrictedFileNeverVisible(t *testing.T) {
 		if rerr == nil {
 			t.Errorf("over=%v: bob (not in finance) read %s while the store recorded the rename: %q", over, dst, b)
 		}
-		m.Close()
-		ix.Close()
 	}
 }

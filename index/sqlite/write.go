@@ -91,51 +91,6 @@ func (ix *Index) reloadTx(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// readView runs fn with a read transaction whose rows match the
-// in-memory postings (reloaded first when another process changed them),
-// holding them still meanwhile.
-func (ix *Index) readView(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	for {
-		ix.view.RLock()
-		tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // BEGIN DEFERRED
-		if err != nil {
-			ix.view.RUnlock()
-			return err
-		}
-		gen, err := ix.readGen(ctx, tx) // the first read fixes the snapshot
-		if err == nil && gen == ix.gen {
-			err = fn(tx)
-			tx.Rollback()
-			ix.view.RUnlock()
-			return err
-		}
-		tx.Rollback()
-		ix.view.RUnlock()
-		if err != nil {
-			return err
-		}
-		if err := ix.sync(ctx); err != nil {
-			return err
-		}
-	}
-}
-
-// sync reloads the in-memory postings if another process changed them.
-func (ix *Index) sync(ctx context.Context) error {
-	ix.wmu.Lock()
-	defer ix.wmu.Unlock()
-	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	gen, err := ix.readGen(ctx, tx)
-	if err != nil || gen == ix.gen {
-		return err
-	}
-	return ix.reloadTx(ctx, tx)
-}
-
 // Put implements index.Store.
 func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	if len(items) == 0 {
