@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
@@ -172,7 +173,18 @@ func (ix *Index) ownEntries(seen, head int64) (all bool, own func(seq int64) boo
 // own writes changed memory meanwhile (then it tries again, up to three
 // times, and else serves what memory holds: the next call retries).
 func (ix *Index) refresh(ctx context.Context) error {
-	for range 3 {
+	for try := range 4 {
+		if try == 3 {
+			// This process's writes kept changing memory (a drain of
+			// embeddings, a stream of saves): read and apply holding
+			// the writer's lock, which they take, if it comes free soon
+			// (a writer waiting for another process's transaction may
+			// hold it for seconds: then serve memory, as before).
+			if !ix.lockWriterSoon(ctx) {
+				return nil
+			}
+			defer ix.wmu.Unlock()
+		}
 		ix.view.RLock()
 		seen, mem := ix.logSeq, ix.memSeq
 		ix.view.RUnlock()
@@ -198,6 +210,26 @@ func (ix *Index) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// refreshWait bounds how long refresh's last try waits for the writer's
+// lock.
+const refreshWait = 100 * time.Millisecond
+
+// lockWriterSoon takes ix.wmu if it comes free within refreshWait, and
+// reports whether it did. It only tries the lock, so that a lookup never
+// queues behind a writer that waits for another process.
+func (ix *Index) lockWriterSoon(ctx context.Context) bool {
+	deadline := time.Now().Add(refreshWait)
+	for {
+		if ix.wmu.TryLock() {
+			return true
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
 }
 
 // refreshQuiet is refresh for lookups that cannot return an error: a
