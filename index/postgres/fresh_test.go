@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,5 +202,59 @@ func testPeerChangesReportOtherDaemon(t *testing.T, pg *testserver.Postgres) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+	}
+}
+
+// testListenerOrderedWithOwnWrites: rows the listener read for another
+// daemon's change never land in memory after this daemon's own newer
+// write of the same path (the generation check would then call memory
+// caught up, and the older row would be served until the path changed
+// again).
+func testListenerOrderedWithOwnWrites(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	put := func(s *Index, task string) {
+		t.Helper()
+		f := index.File{}
+		f.Path, f.Task = "/p.md", task
+		if err := s.Put(ctx, index.Item{File: f, TagText: task + " /p.md"}); err != nil {
+			t.Error(err)
+		}
+	}
+	put(a, "first")
+	read, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	hold := func() { // the first caller only: the listener, with b's rows
+		if held.CompareAndSwap(false, true) {
+			close(read)
+			<-release
+		}
+	}
+	a.testHookReloadRead.Store(&hold)
+	put(b, "zz") // a's listener reads this row, then waits
+	select {
+	case <-read:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a's listener did not read b's change")
+	}
+	done := make(chan struct{})
+	go func() { put(a, "qq"); close(done) }() // a's own, newer
+	select {
+	case <-done: // the old order: the own write applied while the listener held its rows
+	case <-time.After(300 * time.Millisecond): // it waits for the listener
+	}
+	close(release)
+	<-done
+	hits, err := a.TagKeywordCandidates(ctx, "qq") // short words are answered from memory
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := a.TagKeywordCandidates(ctx, "zz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(hits, "/p.md") || slices.Contains(stale, "/p.md") {
+		t.Fatalf("after its own write of task qq, a's memory answers qq %v, zz %v: the listener's older row landed after the own write", hits, stale)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,8 +76,11 @@ type Index struct {
 
 	rankCandidates int // Options.RankCandidates, resolved
 
-	wmu  sync.Mutex // serialises this process's write transactions
-	vecs map[string]*index.Vectors
+	wmu sync.Mutex // serialises this process's write transactions
+	// testHookReloadRead, when a test sets it, runs in reloadPaths
+	// between reading the rows and applying them.
+	testHookReloadRead atomic.Pointer[func()]
+	vecs               map[string]*index.Vectors
 
 	tmu  sync.RWMutex
 	tags map[string]string // path → lower-cased tag hay
@@ -184,7 +188,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Index, error) {
 			return nil, err
 		}
 	}
-	if err := ix.loadAt(ctx); err != nil {
+	// The listener applies what it hears under the writer's lock: held
+	// here, a change it heard meanwhile lands after this load, not under
+	// it.
+	ix.wmu.Lock()
+	err = ix.loadAt(ctx)
+	ix.wmu.Unlock()
+	if err != nil {
 		ix.Close()
 		return nil, err
 	}

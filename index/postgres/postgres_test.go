@@ -49,6 +49,7 @@ func TestWithServer(t *testing.T) {
 		{"TwoDaemonsSeeEachOther", testTwoDaemonsSeeEachOther},
 		{"NextLookupSeesOtherDaemon", testNextLookupSeesOtherDaemon},
 		{"PeerChangesReportOtherDaemon", testPeerChangesReportOtherDaemon},
+		{"ListenerOrderedWithOwnWrites", testListenerOrderedWithOwnWrites},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

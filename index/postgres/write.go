@@ -434,6 +434,9 @@ func (ix *Index) reloadPaths(ctx context.Context, paths []string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if h := ix.testHookReloadRead.Load(); h != nil {
+		(*h)()
+	}
 	tags := ix.vecs[embedding.SpaceTags]
 	ix.tmu.Lock()
 	for _, p := range paths {
@@ -552,9 +555,11 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 				conn = c
 				break
 			}
+			ix.wmu.Lock()
 			if err := ix.loadAt(ctx); err != nil {
 				ix.log.Warn("index: reload after reconnect failed", "err", err)
 			}
+			ix.wmu.Unlock()
 			continue
 		}
 		var ch change
@@ -562,11 +567,17 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 			continue
 		}
 		if ch.Node != ix.node {
+			// Under the writer's lock, as this daemon's own writes apply
+			// theirs: rows read here before an own write committed must
+			// not land in memory after that write's newer ones (the
+			// generation check would then call memory caught up).
+			ix.wmu.Lock()
 			ix.peers.record(&ch)
 			if err := ix.apply(ctx, &ch); err != nil && ctx.Err() == nil {
 				ix.log.Warn("index: applying another daemon's change failed; reloading", "err", err)
 				ix.load(ctx)
 			}
+			ix.wmu.Unlock()
 		}
 		if ch.End {
 			ix.fresh.advance(ch.Gen)
