@@ -19,7 +19,7 @@ import (
 // moves the file).
 func TestRenameOntoStaleRowKeepsOwnGroups(t *testing.T) {
 	ctx := context.Background()
-	m, _, data := hostStack(t, nil)
+	m, data := hostStack(t, nil)
 	financeFile(t, m) // /q3.txt, groups finance
 	if err := os.Remove(filepath.Join(data, "q3.txt")); err != nil {
 		t.Fatal(err)
@@ -40,26 +40,13 @@ func TestRenameOntoStaleRowKeepsOwnGroups(t *testing.T) {
 
 // hostStack opens the metadata layer over a host directory and a SQLite
 // index in a new temporary directory, the store wrapped by wrap (nil: as
-// it is); both close when the test ends. It returns the layer, the index
-// and the host directory's path.
-func hostStack(t *testing.T, wrap func(*sqlite.Index) index.Store) (*meta.FS, *sqlite.Index, string) {
+// it is); both close when the test ends. It returns the layer and the
+// host directory's path.
+func hostStack(t *testing.T, wrap func(*sqlite.Index) index.Store) (*meta.FS, string) {
 	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	host := hostDir(t, data)
-	ix, err := sqlite.Open(context.Background(), filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var store index.Store = ix
-	if wrap != nil {
-		store = wrap(ix)
-	}
-	m, err := meta.New(host, store, meta.Options{Logger: quiet})
-	if err != nil {
-		ix.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close(); ix.Close() })
-	return m, ix, data
+	m, closeM := openLayer(t, hostDir(t, data), filepath.Join(dir, "index.db"), wrap, meta.Options{})
+	t.Cleanup(closeM)
+	return m, data
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/hostfs"
-	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/meta"
 )
 
@@ -29,15 +28,7 @@ func TestFailedStoreRenameIsUndone(t *testing.T) {
 	host := hostDir(t, filepath.Join(dir, "data"))
 	db := filepath.Join(dir, "index.db")
 	open := func(fail *atomic.Bool) (*meta.FS, func()) {
-		ix, err := sqlite.Open(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := meta.New(host, flakyStore{ix, fail}, meta.Options{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m, func() { m.Close(); ix.Close() }
+		return openLayer(t, host, db, flaky(fail), meta.Options{})
 	}
 	var fail atomic.Bool
 	m, closeM := open(&fail)
@@ -106,20 +97,13 @@ func TestFailedStoreRenameNotUndoneKeepsBothRestricted(t *testing.T) {
 	var from atomic.Value
 	from.Store("")
 	host := stuckRenames{hostDir(t, filepath.Join(dir, "data")), &from}
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{})
+	defer closeM()
 	financeFile(t, m)
 	fail.Store(true)
 	from.Store("/q4.txt")
-	err = m.Rename(ctx, "/q3.txt", "/q4.txt")
+	err := m.Rename(ctx, "/q3.txt", "/q4.txt")
 	if err == nil || !strings.Contains(err.Error(), "moving it back failed") {
 		t.Fatalf("rename neither recorded nor undone: %v", err)
 	}
@@ -142,16 +126,9 @@ func TestFailedStoreRenameOverRestrictedKeepsIt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{})
+	defer closeM()
 	financeFile(t, m)
 	if err := m.WriteFile(as("app"), "/pub.txt", []byte("public\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -182,16 +159,9 @@ func TestFailedStoreRenameUndoneWithPendingClose(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet, CloseDelay: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{CloseDelay: time.Hour})
+	defer closeM()
 	financeFile(t, m)
 	w, err := m.OpenFile(as("app"), "/q3.txt", os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -237,15 +207,7 @@ func TestRenameOverRestrictedKeepsRestriction(t *testing.T) {
 			host := hostDir(t, filepath.Join(dir, "data"))
 			db := filepath.Join(dir, "index.db")
 			open := func() (*meta.FS, func()) {
-				ix, err := sqlite.Open(ctx, db)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := meta.New(host, ix, meta.Options{Logger: quiet, CloseDelay: delay})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return m, func() { m.Close(); ix.Close() }
+				return openLayer(t, host, db, nil, meta.Options{CloseDelay: delay})
 			}
 			m, closeM := open()
 			ann := as("ann")
@@ -323,15 +285,8 @@ func TestRenameOverPublicTaggedFileStaysPublic(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := meta.New(host, ix, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), nil, meta.Options{})
+	defer closeM()
 	if err := m.WriteFile(as("ann"), "/a.txt", []byte("v1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -360,16 +315,9 @@ func TestRenameUnindexedOverRestricted(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{})
+	defer closeM()
 	financeFile(t, m)
 	if err := host.WriteFile(ctx, "/.q3.swp", []byte("v2 zanzibar\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -415,16 +363,9 @@ func TestFailedStoreDirRenameKeepsRestrictionsBelow(t *testing.T) {
 	var from atomic.Value
 	from.Store("")
 	host := stuckRenames{hostDir(t, filepath.Join(dir, "data")), &from}
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{})
+	defer closeM()
 	for _, p := range []string{"/fin/q3.txt", "/fin/pub.txt", "/fin/deep/q4.txt"} {
 		if err := m.WriteFile(as("app"), p, []byte("zanzibar "+p+"\n"), 0o644); err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func (s failingGatedStore) Rename(ctx context.Context, o, n string) error {
 func TestUndoneRenameKeepsNewFileAtOldPath(t *testing.T) {
 	ctx := context.Background()
 	gs := failingGatedStore{nil, make(chan struct{}), make(chan struct{})}
-	m, _, data := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
+	m, data := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
 	if err := m.WriteFile(as("app"), "/a.txt", []byte("old a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestRenamedRestrictedFileNeverVisible(t *testing.T) {
 	for _, over := range []bool{false, true} {
 		ctx := context.Background()
 		gs := renameGatedStore{nil, make(chan struct{}), make(chan struct{})}
-		m, _, _ := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
+		m, _ := hostStack(t, func(ix *sqlite.Index) index.Store { gs.Store = ix; return gs })
 		financeFile(t, m)
 		if over {
 			if err := m.WriteFile(as("app"), "/public.txt", []byte("public\n"), 0o644); err != nil {

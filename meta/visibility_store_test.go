@@ -89,15 +89,8 @@ func TestFailedStoreRemoveKeepsRowHidden(t *testing.T) {
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
 	db := filepath.Join(dir, "index.db")
-	ix, err := sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, closeM := openLayer(t, host, db, flaky(&fail), meta.Options{})
 	financeFile(t, m)
 	acc := access.New(m, access.Policy{})
 	if h := searchAs(t, acc, bob, "zanzibar"); len(h) != 0 {
@@ -120,18 +113,10 @@ func TestFailedStoreRemoveKeepsRowHidden(t *testing.T) {
 	if ok, err := m.VisibleTo(ctx, semfs.Principal{ID: "bob", Groups: []string{"eng"}}, "/q3.txt"); err != nil || ok {
 		t.Errorf("VisibleTo(bob, removed finance file whose row stayed) = %v, %v; want false", ok, err)
 	}
-	m.Close()
-	ix.Close()
+	closeM()
 
-	ix2, err := sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := meta.New(host, ix2, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m2.Close(); ix2.Close() }()
+	m2, closeM2 := openLayer(t, host, db, nil, meta.Options{})
+	defer closeM2()
 	if h := searchAs(t, access.New(m2, access.Policy{}), bob, "zanzibar"); len(h) != 0 {
 		t.Errorf("after a restart bob finds the removed finance-only file: %v", h)
 	}
@@ -143,16 +128,9 @@ func TestStoreRemoveDropsRestriction(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	host := hostDir(t, filepath.Join(dir, "data"))
-	ix, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fail atomic.Bool
-	m, err := meta.New(host, flakyStore{ix, &fail}, meta.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { m.Close(); ix.Close() }()
+	m, closeM := openLayer(t, host, filepath.Join(dir, "index.db"), flaky(&fail), meta.Options{})
+	defer closeM()
 	financeFile(t, m)
 	if err := m.Remove(ctx, "/q3.txt"); err != nil {
 		t.Fatal(err)
@@ -163,4 +141,34 @@ func TestStoreRemoveDropsRestriction(t *testing.T) {
 	if b, err := access.New(m, access.Policy{}).ReadFile(bob, "/q3.txt"); err != nil || string(b) != "public now\n" {
 		t.Errorf("bob reads the new public file: %q, %v", b, err)
 	}
+}
+
+// openLayer opens the metadata layer over host with the SQLite index at
+// db, its store wrapped by wrap (nil: the index itself), with opts (a
+// quiet logger unless opts has one); close closes both, for a test that
+// reopens them (a restart) or defers it.
+func openLayer(t *testing.T, host semfs.FS, db string, wrap func(*sqlite.Index) index.Store, opts meta.Options) (m *meta.FS, close func()) {
+	t.Helper()
+	ix, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store index.Store = ix
+	if wrap != nil {
+		store = wrap(ix)
+	}
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	m, err = meta.New(host, store, opts)
+	if err != nil {
+		ix.Close()
+		t.Fatal(err)
+	}
+	return m, func() { m.Close(); ix.Close() }
+}
+
+// flaky wraps an index in a flakyStore that fails while fail is set.
+func flaky(fail *atomic.Bool) func(*sqlite.Index) index.Store {
+	return func(ix *sqlite.Index) index.Store { return flakyStore{ix, fail} }
 }
