@@ -71,26 +71,13 @@ func TestMappedFileNotReadFromKeptPages(t *testing.T) {
 // number's pages; the opens of the new file must neither read them nor
 // record a stamp that would keep them for later opens.
 func TestOldReaderDoesNotPoisonNewPages(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	h, err := hostfs.Open(dir, hostfs.ReadWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	srv := mountServer(t, h, Options{KeepCache: true})
-	needPassthrough(t, srv)
-	if err := semfs.WriteFile(ctx, h, "/f", []byte("old contents\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(srv.Dir(), "f")
+	p, hp := mountKeptFile(t, "old contents\n")
 	r1, err := os.Open(p) // cached handle on the old host file
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r1.Close()
 	// Replaced behind the mount: written whole and renamed over.
-	hp := filepath.Join(dir, "f")
 	if err := os.WriteFile(hp+".tmp", []byte("NEW CONTENTS\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,19 +121,7 @@ func TestOldReaderDoesNotPoisonNewPages(t *testing.T) {
 // file systems stamp by the tick, where a rewrite within the tick of the
 // last open can be missed until the file changes again).
 func TestInPlaceRewriteBehindMountSeen(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	h, err := hostfs.Open(dir, hostfs.ReadWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	srv := mountServer(t, h, Options{KeepCache: true})
-	needPassthrough(t, srv)
-	if err := semfs.WriteFile(ctx, h, "/f", []byte("v0000\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, hp := filepath.Join(srv.Dir(), "f"), filepath.Join(dir, "f")
+	p, hp := mountKeptFile(t, "v0000\n")
 	stale := 0
 	for i := 1; i <= 300; i++ {
 		os.ReadFile(p)
@@ -164,4 +139,23 @@ func TestInPlaceRewriteBehindMountSeen(t *testing.T) {
 	if stale > 0 {
 		t.Errorf("%d of 300 rewrites in place were not seen by the next open", stale)
 	}
+}
+
+// mountKeptFile mounts a new host directory holding /f with data, pages
+// kept across opens (passthrough needed), and returns f's path on the
+// mount and in the host directory.
+func mountKeptFile(t *testing.T, data string) (mnt, host string) {
+	t.Helper()
+	dir := t.TempDir()
+	h, err := hostfs.Open(dir, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	srv := mountServer(t, h, Options{KeepCache: true})
+	needPassthrough(t, srv)
+	if err := semfs.WriteFile(context.Background(), h, "/f", []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(srv.Dir(), "f"), filepath.Join(dir, "f")
 }
