@@ -10,7 +10,12 @@
 // store. The bytes are never lost to an index failure: the failure is
 // logged, the file is left pending, and Reconcile or Reindex repairs it.
 // Files up to Options.InlineBudget bytes are chunked and indexed inline;
-// larger ones are queued for a background indexer.
+// larger ones are queued for a background indexer. A removal whose rows
+// the store fails to remove leaves them (restricted ones stay restricted);
+// the next write of rows at that path (a save, a tag, a rename) removes
+// them first, and fails while it cannot, so that a file created there
+// again never takes the removed file's groups or created_by. A restart
+// forgets them: Reconcile removes rows whose files are gone.
 //
 // Saves that finish together share one store transaction (group commit): a
 // save waits for the commit that holds its row, so what a close or fsync
@@ -190,6 +195,12 @@ type FS struct {
 	log   *slog.Logger
 
 	mu sync.Mutex // serialises read-modify-write of file rows
+
+	// unremoved are the paths whose files were removed through the layer
+	// while the store failed to remove their rows: the rows at or below
+	// each are removed files'. A write of rows there removes them first
+	// (clearUnremoved). Guarded by mu.
+	unremoved []string
 
 	group   group   // saves waiting to share a commit
 	tickets tickets // the order of the saves of one path
@@ -600,6 +611,7 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 	// is still there) cannot put the row back after this.
 	f.mu.Lock()
 	err := f.store.Remove(context.WithoutCancel(ctx), p, true)
+	f.noteRemoved(p, err)
 	f.mu.Unlock()
 	if held {
 		// After run: see Rename.
@@ -612,6 +624,63 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 		// hits, snippets included) stays restricted, and a restricted
 		// path whose file is gone is visible to nobody.
 		f.vis.drop(p)
+	}
+	return nil
+}
+
+// noteRemoved records the outcome err of the store's removal of the rows
+// at or below p, whose files are gone. The caller holds f.mu.
+func (f *FS) noteRemoved(p string, err error) {
+	if err != nil {
+		for _, d := range f.unremoved {
+			if semfs.HasPrefix(p, d) {
+				return // recorded already
+			}
+		}
+	}
+	// The entries at or below p were removed now, or p covers them.
+	kept := f.unremoved[:0]
+	for _, d := range f.unremoved {
+		if !semfs.HasPrefix(d, p) {
+			kept = append(kept, d)
+		}
+	}
+	f.unremoved = kept
+	if err != nil {
+		f.unremoved = append(f.unremoved, p)
+	}
+}
+
+// clearUnremoved removes, before rows at or below any of paths are
+// written, the rows of removed files the store kept there (see unremoved):
+// a file created again at such a path must not take the old file's
+// groups and created_by, nor a file renamed there keep the old rows below
+// it. It fails, and so must the write, while the store cannot remove
+// them; the rows written meanwhile would otherwise be removed with them
+// later. The caller holds f.mu.
+func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
+	if len(f.unremoved) == 0 {
+		return nil
+	}
+	for i := 0; i < len(f.unremoved); {
+		d := f.unremoved[i]
+		hit := false
+		for _, p := range paths {
+			if semfs.HasPrefix(p, d) || semfs.HasPrefix(d, p) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			i++
+			continue
+		}
+		if err := f.store.Remove(ctx, d, true); err != nil {
+			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them: %w", d, err)
+		}
+		f.unremoved = append(f.unremoved[:i], f.unremoved[i+1:]...)
+		// Nothing else wrote rows there since (every write clears first).
+		f.vis.drop(d)
 	}
 	return nil
 }
@@ -652,6 +721,19 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 		// the same directory, which waits for run.
 		f.closes.run.Lock()
 		embed, _ = f.flushLocked(context.WithoutCancel(ctx), under(o, n))
+	}
+	// Rows of removed files kept at or below o or n go first
+	// (unremoved): the store would move them with o's, or leave them
+	// below n, and a later removal of them would take the rows moved there.
+	f.mu.Lock()
+	err = f.clearUnremoved(context.WithoutCancel(ctx), o, n)
+	f.mu.Unlock()
+	if err != nil {
+		if f.deferCloses() {
+			f.closes.run.Unlock()
+			f.embedAll(context.WithoutCancel(ctx), embed)
+		}
+		return &fs.PathError{Op: "rename", Path: o, Err: err}
 	}
 	// Whether a file stands at n now, before the base replaces it: only
 	// then may its restriction be kept (keepRestriction); a stale row of
@@ -1144,6 +1226,19 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 			s.gone = true
 		}
 	}
+	// Rows of removed files kept there go first (unremoved): a file
+	// created again at a removed file's path starts a row of its own.
+	var blocked map[string]error
+	if len(f.unremoved) > 0 {
+		for _, p := range paths {
+			if err := f.clearUnremoved(ctx, p); err != nil {
+				if blocked == nil {
+					blocked = map[string]error{}
+				}
+				blocked[p] = err
+			}
+		}
+	}
 	// The stored rows, looked up in one query.
 	stored, lookupErr := f.store.Files(ctx, paths)
 	for _, s := range batch {
@@ -1152,6 +1247,10 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 		}
 		if lookupErr != nil {
 			s.err = lookupErr
+			continue
+		}
+		if err := blocked[s.path]; err != nil {
+			s.err = err
 			continue
 		}
 		i, seen := at[s.path]
@@ -1331,11 +1430,20 @@ func (f *FS) indexOne(ctx context.Context, p string) error {
 	if f.tickets.stale(p, t) {
 		return nil // a save that read the file later was committed
 	}
-	// Keep the tags current: re-read the row under the lock.
-	if rec, err := f.store.File(ctx, p); err == nil {
-		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
-		item.TagText = index.TagText(item.File.Meta)
+	if err := f.clearUnremoved(ctx, p); err != nil {
+		return err
 	}
+	// Keep the tags current: re-read the row under the lock.
+	rec, err := f.store.File(ctx, p)
+	switch {
+	case err == nil:
+		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
+	case errors.Is(err, semfs.ErrNotExist):
+		// Removed since item read it (a removed file's row, cleared
+		// above): its tags are not this file's.
+		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = semfs.Tags{}, "", info.ModTime().UTC()
+	}
+	item.TagText = index.TagText(item.File.Meta)
 	if err := f.store.Put(ctx, item); err != nil {
 		return err
 	}
@@ -1475,6 +1583,10 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 	ctx = context.WithoutCancel(ctx)
 	f.flushCloses(ctx, under(p))
 	f.mu.Lock()
+	if err := f.clearUnremoved(ctx, p); err != nil {
+		f.mu.Unlock()
+		return &fs.PathError{Op: "tag", Path: p, Err: err}
+	}
 	rec, err := f.store.File(ctx, p)
 	pending := false
 	if err != nil {
