@@ -155,9 +155,9 @@ func (ix *Index) loadAt(ctx context.Context) error {
 // behind is told that every row may have changed.
 const peerKeep = 4096
 
-// peerLog keeps the paths of recent committed writes (this daemon's, and
-// the other daemons' as the listener receives them) by generation, for
-// PeerChanges.
+// peerLog keeps the paths of recent committed writes (this daemon's,
+// logged just before they commit, and the other daemons' as the listener
+// receives them) by generation, for PeerChanges.
 type peerLog struct {
 	mu      sync.Mutex
 	from    int64 // every change of a generation above from is in entries

@@ -80,7 +80,10 @@ type Index struct {
 	// testHookReloadRead, when a test sets it, runs in reloadPaths
 	// between reading the rows and applying them.
 	testHookReloadRead atomic.Pointer[func()]
-	vecs               map[string]*index.Vectors
+	// testHookCommitted, when a test sets it, runs in write after the
+	// commit, before the write is applied to memory.
+	testHookCommitted atomic.Pointer[func(gen int64)]
+	vecs              map[string]*index.Vectors
 
 	tmu  sync.RWMutex
 	tags map[string]string // path → lower-cased tag hay

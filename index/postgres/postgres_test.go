@@ -50,6 +50,7 @@ func TestWithServer(t *testing.T) {
 		{"NextLookupSeesOtherDaemon", testNextLookupSeesOtherDaemon},
 		{"PeerChangesReportOtherDaemon", testPeerChangesReportOtherDaemon},
 		{"ListenerOrderedWithOwnWrites", testListenerOrderedWithOwnWrites},
+		{"PeerChangesListOwnWriteOnceCommitted", testPeerChangesListOwnWriteOnceCommitted},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

@@ -99,13 +99,21 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 				return err
 			}
 		}
+		// Logged before the commit: from the commit on, this daemon's
+		// listener may receive the notification and move the generation
+		// PeerChanges reports up to past this write. A write that then
+		// fails (or whose commit's outcome is unknown) leaves paths that
+		// may not have changed, which costs a reader a re-read.
+		ix.peers.record(ch)
 		return nil
 	})
 	if err != nil {
 		return ix.storeErr(op, path, err)
 	}
 	if ch != nil {
-		ix.peers.record(ch)
+		if h := ix.testHookCommitted.Load(); h != nil {
+			(*h)(ch.Gen)
+		}
 		if err := ix.apply(context.WithoutCancel(ctx), ch); err != nil {
 			ix.log.Warn("index: refreshing in-memory state failed; it is reloaded on the next change", "err", err)
 		}
