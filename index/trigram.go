@@ -309,26 +309,7 @@ func GrepTrigrams(text string, fn func(t uint32)) {
 	seen := triSeenPool.Get().(*triSeen)
 	defer triSeenPool.Put(seen)
 	var w uint32 // the last three folded bytes, one per 7 bits
-	valid := 0   // how many of them are printable ASCII, up to 3
-	push := func(c byte) {
-		if c < 0x20 || c >= 0x7f {
-			valid = 0
-			return
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		w = (w<<7 | uint32(c)) & (1<<21 - 1)
-		if valid < 3 {
-			valid++
-		}
-		if valid == 3 {
-			if word, bit := w>>6, uint64(1)<<(w&63); seen.bits[word]&bit == 0 {
-				seen.bits[word] |= bit
-				seen.set = append(seen.set, w)
-			}
-		}
-	}
+	valid := 0   // how many of them are printable ASCII (3 or more: w is a trigram)
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= 0x80 {
@@ -339,7 +320,19 @@ func GrepTrigrams(text string, fn func(t uint32)) {
 				c, i = 's', i+len("\u017f")-1
 			}
 		}
-		push(c)
+		f := triFold[c]
+		if f == 0 {
+			valid = 0
+			continue
+		}
+		w = (w<<7 | uint32(f)) & (1<<21 - 1)
+		if valid++; valid < 3 {
+			continue
+		}
+		if word, bit := w>>6, uint64(1)<<(w&63); seen.bits[word]&bit == 0 {
+			seen.bits[word] |= bit
+			seen.set = append(seen.set, w)
+		}
 	}
 	for _, t := range seen.set {
 		seen.bits[t>>6] = 0
@@ -347,6 +340,15 @@ func GrepTrigrams(text string, fn func(t uint32)) {
 	}
 	seen.set = seen.set[:0]
 }
+
+// triFold maps a byte to itself folded to lower case when it is printable
+// ASCII, else to 0 (it breaks trigrams).
+var triFold = func() (t [256]byte) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = byte(unicode.ToLower(rune(c)))
+	}
+	return t
+}()
 
 // triSeen is a bitmap over all packed trigrams (256 KiB) and the list of
 // those set, reused across calls so that a call costs what its text does.

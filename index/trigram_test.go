@@ -1,6 +1,11 @@
 package index
 
 import (
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -57,5 +62,62 @@ func TestGrepTrigramsFoldToASCII(t *testing.T) {
 				t.Errorf("%U folds to %q: trigram %q missing", r, f, tri)
 			}
 		}
+	}
+}
+
+// grepTrigramsByDefinition is GrepTrigrams as its comment defines it,
+// one rune at a time: the Kelvin sign and the long s as "k" and "s",
+// every other rune outside printable ASCII breaking trigrams.
+func grepTrigramsByDefinition(text string) map[uint32]bool {
+	set := map[uint32]bool{}
+	var last []byte
+	for _, r := range text {
+		switch r {
+		case '\u212a':
+			r = 'k'
+		case '\u017f':
+			r = 's'
+		}
+		if r < 0x20 || r >= 0x7f {
+			last = last[:0]
+			continue
+		}
+		last = append(last, byte(unicode.ToLower(r)))
+		if len(last) >= 3 {
+			set[PackTrigram(string(last[len(last)-3:]))] = true
+		}
+	}
+	return set
+}
+
+// GrepTrigrams gives the trigrams of its definition on random texts of
+// ASCII, control bytes, runes that fold to ASCII, other runes and
+// invalid UTF-8.
+func TestGrepTrigramsEqualDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []string{"a", "B", "z", "Q", "0", " ", "~", "\x7f", "\x1f", "\t", "\n", "\u212a", "\u017f", "é", "\u00e9", "\xe2\x84", "\xff", "日", "K", "s"}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		text := b.String()
+		got, want := trigramSet(text), grepTrigramsByDefinition(text)
+		if !maps.Equal(got, want) {
+			t.Fatalf("%q: %d trigrams, want %d", text, len(got), len(want))
+		}
+	}
+}
+
+// BenchmarkGrepTrigrams: the grep trigrams of net/http/server.go.
+func BenchmarkGrepTrigrams(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(src)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		GrepTrigrams(text, func(uint32) {})
 	}
 }
