@@ -62,7 +62,18 @@ type Config struct {
 	// index keeps pending writers across a crash. 0 stores each file's
 	// row at its close.
 	CloseDelay time.Duration
-	Debug      bool
+	// OpenFree (SEMFS_OPEN_FREE, -open-free; default false) opens and
+	// closes files of the mount without a FUSE request
+	// (fusefs.Options.OpenFree): a walk that opens many small files
+	// (grep -r) costs a READ per file cold and nothing warm, instead of
+	// an OPEN and a RELEASE per file. It gives up passthrough (every read
+	// and write goes through the daemon), indexes a file written through
+	// the mount a moment after its last write instead of at close(2), and
+	// refuses a write the caller may not make at write(2) instead of at
+	// open(2). It needs a backing directory only this daemon changes (the
+	// kernel keeps pages across opens): not with -store.
+	OpenFree bool
+	Debug    bool
 }
 
 // S3Config reaches the object store of an s3:// Store. The secret key is
@@ -151,6 +162,7 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	boolean(&c.DropCaps, "SEMFS_DROP_CAPS")
 	boolean(&c.AllowOther, "SEMFS_ALLOW_OTHER")
 	boolean(&c.Passthrough, "SEMFS_PASSTHROUGH")
+	boolean(&c.OpenFree, "SEMFS_OPEN_FREE")
 	if v := getenv("SEMFS_CLOSE_DELAY"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -183,6 +195,7 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fl.DurationVar(&c.AttrTimeout, "attr-timeout", c.AttrTimeout, "how long the kernel caches attributes and names (0: a minute over a backing directory, a second over a bucket)")
 	fl.BoolVar(&c.Passthrough, "passthrough", c.Passthrough, "let the kernel read and write backing files directly when the daemon holds CAP_SYS_ADMIN (env SEMFS_PASSTHROUGH)")
 	fl.DurationVar(&c.CloseDelay, "close-delay", c.CloseDelay, "longest a closed file waits for its index update, so closes are stored in batches; 0 stores each at its close (env SEMFS_CLOSE_DELAY)")
+	fl.BoolVar(&c.OpenFree, "open-free", c.OpenFree, "open and close files of the mount without a FUSE request; reads and writes go through the daemon, written files are indexed a moment after their last write (env SEMFS_OPEN_FREE)")
 	fl.BoolVar(&c.Debug, "debug", c.Debug, "log every FUSE request")
 	if err := fl.Parse(args); err != nil {
 		return c, err
@@ -214,6 +227,9 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.MCPPath != "" && (!strings.HasPrefix(c.HTTP.MCPPath, "/") || strings.HasPrefix(c.HTTP.MCPPath, "/v1/")) {
 		return fmt.Errorf("daemon: -mcp-path %q: give an absolute URL path outside /v1/, e.g. /mcp", c.HTTP.MCPPath)
+	}
+	if c.OpenFree && c.Store != "" {
+		return fmt.Errorf("daemon: SEMFS_OPEN_FREE/-open-free needs a backing directory only this daemon changes, where the kernel may keep pages across opens; -store %s is a bucket other daemons may change: unset SEMFS_OPEN_FREE or -store", c.Store)
 	}
 	if c.CloseDelay < 0 {
 		return fmt.Errorf("daemon: -close-delay %s: want 0 (store each file at its close) or a positive duration such as 100ms", c.CloseDelay)

@@ -209,6 +209,9 @@ func (m *Main) mount() error {
 	// the kernel may cache long. A bucket is shared with other daemons,
 	// and a tree given in code may change any way.
 	notified := m.stack != nil && cfg.Store == ""
+	if cfg.OpenFree && !notified {
+		return fmt.Errorf("daemon: SEMFS_OPEN_FREE/-open-free needs the daemon's own tree over a backing directory, where every change reaches the mount (the kernel keeps pages across opens); this daemon serves a bucket or a tree given in code: set SEMFS_OPEN_FREE=0")
+	}
 	attr := cfg.AttrTimeout
 	if attr == 0 {
 		attr = time.Second
@@ -230,6 +233,7 @@ func (m *Main) mount() error {
 		// A bucket receives a file when it is synced or closed: close(2)
 		// must see a failed upload.
 		WriteBack: cfg.Store != "",
+		OpenFree:  cfg.OpenFree,
 	}
 	if fdText := os.Getenv(fuseFDEnv); fdText != "" {
 		// This image was exec'd without capabilities by one that mounted.

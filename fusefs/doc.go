@@ -116,6 +116,31 @@
 // mount drops them in the kernel, a reported change drops those of the
 // directories above the changed names.
 //
+// # Open-free mode
+//
+// With [Options.OpenFree] OPEN answers ENOSYS, and the kernel then opens
+// and closes every file of the mount without a request (no OPEN, RELEASE
+// or FLUSH), keeping pages across opens: a warm grep -r costs the daemon
+// nothing per file, a cold one a LOOKUP and a READ. Reads and writes
+// arrive without a handle and are served from host files the mount opens
+// through the tree as the calling principal on first use — so the tree
+// checks that caller's access then — and closes when idle, at fsync(2),
+// at unmount, or beyond a bound. A file written so, or created (CREATE
+// gets no handle either: the kernel sends no RELEASE for any file in this
+// mode), is reported to the tree as closed a short quiet period after its
+// last write (the metadata layer indexes it then), not at close(2). A
+// write the tree refuses a caller fails at write(2) or at the truncation
+// of open(2) with O_TRUNC, since the open itself sent nothing to refuse.
+// The kernel writes a shared mapping's pages back without a caller (pid
+// 0): those writes are made as the last caller who read or wrote the
+// file. Passthrough, and with it the mapping watch, is off; the mode
+// needs KeepCache and excludes WriteBack. The host file opened first
+// fixes the file's identity: a file replaced behind the mount and not yet
+// reported answers ESTALE. A file removed or renamed over through the
+// mount stays readable and fstat-able through descriptors opened before,
+// from a host file the change kept open until the kernel forgets the
+// inode. See free.go.
+//
 // # Mounting
 //
 // [Mount] mounts with mount(2) directly when running as root and falls back

@@ -93,6 +93,26 @@ func TestPosixHost(t *testing.T) {
 	}
 }
 
+// TestPosixOpenFree runs posixtest through a mount of a host tree in the
+// open-free mode (Options.OpenFree): files are opened and closed without a
+// request and read and written without a handle.
+func TestPosixOpenFree(t *testing.T) {
+	for name, fn := range posixtest.All {
+		t.Run(name, func(t *testing.T) {
+			if why, skip := posixSkips[name]; skip {
+				t.Skip(why)
+			}
+			h, err := hostfs.Open(t.TempDir(), hostfs.ReadWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { h.Close() })
+			dir := mount(t, h, fusefs.Options{KeepCache: true, OpenFree: true})
+			fn(t, dir)
+		})
+	}
+}
+
 // TestConformance runs the project's conformance suite through the mount:
 // memfs is mounted once, and each case gets a fresh directory of the mount
 // opened as a host tree.

@@ -74,10 +74,34 @@ type Options struct {
 	// listing, asked at OPENDIR, it carries none. It must be cheap. Nil
 	// means everything is shared.
 	Shared func(ctx context.Context, p string, listing bool) bool
+	// OpenFree opens and closes existing files without a request: OPEN
+	// answers ENOSYS, after which the kernel sends no OPEN, RELEASE or
+	// FLUSH for them and keeps their pages across opens, and reads and
+	// writes arrive without a handle and are served from host files the
+	// mount opens as the caller on first use and closes when idle (see
+	// free.go). A file written so is reported to the tree as closed a
+	// short quiet period after its last write, at fsync(2) and at
+	// unmount — not at close(2). It needs KeepCache (the kernel keeps
+	// pages regardless) and excludes WriteBack (close(2) sends nothing
+	// to report a failed upload on); passthrough is off (every read and
+	// write goes through the daemon), and with it the mapping watch.
+	// CREATE still opens with a handle, as without the option.
+	OpenFree bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
 	Logf func(format string, args ...any)
 	// Debug logs every FUSE request.
 	Debug bool
+}
+
+// check refuses combinations of options that cannot hold.
+func (o Options) check() error {
+	if o.OpenFree && !o.KeepCache {
+		return errors.New("fusefs: OpenFree needs KeepCache: the kernel keeps a file's pages across opens that send no request, which is right only when every change to the tree goes through the mount or is reported (set KeepCache, or turn OpenFree off)")
+	}
+	if o.OpenFree && o.WriteBack {
+		return errors.New("fusefs: OpenFree excludes WriteBack: a close(2) without a request cannot report a failed upload (turn OpenFree off for a write-back tree)")
+	}
+	return nil
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -120,6 +144,9 @@ func timeout(d time.Duration) *time.Duration {
 // calls mount(2) directly, otherwise it uses fusermount3. A stale mount at
 // dir is detached first; a live one is refused.
 func Mount(dir string, fsys semfs.FS, opts Options) (*Server, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -171,6 +198,14 @@ func ServeFD(fd int, dir string, fsys semfs.FS, opts Options) (*Server, error) {
 }
 
 func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if opts.OpenFree {
+		// A file opened without a request is served through the page
+		// cache: no passthrough to keep it consistent with.
+		opts.NoPassthrough = true
+	}
 	if opts.UID == 0 && opts.GID == 0 {
 		opts.UID, opts.GID = uint32(os.Getuid()), uint32(os.Getgid())
 	}
@@ -279,6 +314,7 @@ func probeFile(dir string) (*os.File, error) {
 // Unmount unmounts the tree, detaching it lazily if it stays busy.
 func (s *Server) Unmount() error {
 	defer s.t.mapped.close()
+	defer s.t.free.close() // reports the files written without a handle
 	if s.magic {
 		if err := detach(s.dir); err != nil {
 			return fmt.Errorf("fusefs: unmounting %s: %w", s.dir, err)

@@ -30,7 +30,36 @@ func TestMain(m *testing.M) {
 		fmt.Println("ready")
 		select {}
 	}
+	if p := os.Getenv("FUSEFS_TEST_MMAP"); p != "" {
+		if err := writeMapped(p, "mapped"); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("mapped")
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// writeMapped writes data at the start of file p through a shared mapping
+// and unmaps and closes it, for tests of a mount that this process must
+// not serve (a page fault on a mount served by the faulting process can
+// deadlock it).
+func writeMapped(p, data string) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(data), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	copy(m, data)
+	if err := syscall.Munmap(m); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // TestStaleMountCleared kills a mounting process with SIGKILL, leaving a

@@ -75,6 +75,8 @@ type tree struct {
 	entryTTL, attrTTL time.Duration
 
 	mapped mapWatch // files written by passthrough, for writes through mappings (mapped.go)
+
+	free freeFiles // host files read and written without a handle (Options.OpenFree, free.go)
 }
 
 type ioCount struct {
@@ -116,6 +118,7 @@ func newTree(fsys semfs.FS, opts Options) *tree {
 		pages:   map[uint64]pageStamp{},
 	}
 	t.mapped.t = t
+	t.free.init(t)
 	t.entryTTL, t.attrTTL = *timeout(opts.EntryTimeout), *timeout(opts.AttrTimeout)
 	return t
 }
@@ -244,6 +247,7 @@ func (t *tree) reap() {
 		default:
 			delete(t.live, f.ino)
 			delete(t.pages, f.ino)
+			t.free.forgotten(f.ino)
 			if p, ok := t.paths[f.ino]; ok {
 				delete(t.paths, f.ino)
 				if t.inos[p].ino == f.ino {
@@ -578,6 +582,7 @@ func (t *tree) drop(p string, dir bool) {
 		delete(t.paths, e.ino)
 		delete(t.pages, e.ino)
 		t.mapped.drop(e.ino)
+		t.free.orphan(e.ino)
 	}
 	if !dir {
 		return
@@ -588,6 +593,7 @@ func (t *tree) drop(p string, dir bool) {
 			delete(t.paths, e.ino)
 			delete(t.pages, e.ino)
 			t.mapped.drop(e.ino)
+			t.free.orphan(e.ino)
 		}
 	}
 }
@@ -599,6 +605,21 @@ func (t *tree) mayBeDir(p string) bool {
 	defer t.mu.Unlock()
 	e, ok := t.inos[p]
 	return !ok || e.mode == syscall.S_IFDIR
+}
+
+// keepOpenFree keeps the file at p open, in the open-free mode, before it
+// is removed or renamed over through the mount: a program may hold it
+// open without the mount knowing (see free.go). The caller holds t.ns.
+func (t *tree) keepOpenFree(ctx context.Context, p string) {
+	if !t.opts.OpenFree {
+		return
+	}
+	t.mu.Lock()
+	e, ok := t.inos[p]
+	t.mu.Unlock()
+	if ok && e.mode == syscall.S_IFREG {
+		t.free.keep(ctx, e.ino, p)
+	}
 }
 
 // mountKey marks the context of a request that came through the mount.
@@ -736,6 +757,12 @@ var (
 	_ gofs.NodeAccesser       = (*node)(nil)
 	_ gofs.NodeFsyncer        = (*node)(nil)
 	_ gofs.NodeOnForgetter    = (*node)(nil)
+	// Reads, writes, fallocate and flush arrive without a handle in the
+	// open-free mode (free.go); with one, the handle serves them.
+	_ gofs.NodeReader    = (*node)(nil)
+	_ gofs.NodeWriter    = (*node)(nil)
+	_ gofs.NodeAllocater = (*node)(nil)
+	_ gofs.NodeFlusher   = (*node)(nil)
 )
 
 // OnForget drops the node's number once the kernel forgot it, so that the
@@ -816,13 +843,16 @@ func (n *node) getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 		// Removed or renamed over but open: answer from the handle, with
 		// no links left. Without a handle the kernel's name for the node
 		// is stale; ESTALE makes it look the name up again.
-		h := asHandle(f)
-		if h == nil {
+		var info fs.FileInfo
+		if h := asHandle(f); h != nil {
+			var err error
+			if info, err = h.stat(); err != nil {
+				return n.t.errno(err)
+			}
+		} else if kept, ok := n.t.free.stat(n.StableAttr().Ino); ok {
+			info = kept // opened without a handle (free.go)
+		} else {
 			return syscall.ESTALE
-		}
-		info, err := h.stat()
-		if err != nil {
-			return n.t.errno(err)
 		}
 		n.t.fillAttr(&out.Attr, info, n.StableAttr().Ino)
 		out.Nlink = 0
@@ -844,6 +874,18 @@ func (n *node) getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut
 
 func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx = n.t.ctx(ctx)
+	if size, set := in.GetSize(); set && f == nil && n.t.opts.OpenFree && n.Mode()&syscall.S_IFMT == syscall.S_IFREG {
+		// Truncation without a handle (truncate(2), or open(2) with
+		// O_TRUNC, which sends no OPEN in this mode) goes through the
+		// caller's writer, reported to the tree with the writes.
+		errno := n.t.free.writer(ctx, n.StableAttr().Ino, func(h *handle) syscall.Errno {
+			return n.t.errno(h.rw.Truncate(int64(size)))
+		})
+		if errno != 0 {
+			return errno
+		}
+		in.Valid &^= fuse.FATTR_SIZE
+	}
 	n.t.ns.RLock()
 	defer n.t.ns.RUnlock()
 	p, ok := n.path()
@@ -1001,6 +1043,11 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if testHookOpen != nil {
 		testHookOpen(ctx, n)
 	}
+	if n.t.opts.OpenFree {
+		// The kernel stops sending OPEN (and RELEASE) for good: see
+		// free.go.
+		return nil, 0, syscall.ENOSYS
+	}
 	h, errno := n.open(n.t.ctx(ctx), flags)
 	if errno != 0 {
 		return nil, 0, errno
@@ -1045,9 +1092,18 @@ var testHookOpen func(ctx context.Context, n *node)
 var testHookRenamed func()
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	in, h, errno := n.create(n.t.ctx(ctx), name, flags, mode, out)
+	tctx := n.t.ctx(ctx)
+	in, h, errno := n.create(tctx, name, flags, mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
+	}
+	if n.t.opts.OpenFree {
+		// The kernel sends no RELEASE for any file once OPEN answered
+		// ENOSYS, so the new file gets no handle either: its file is
+		// kept as the creator's host file (free.go).
+		h.ino = in.StableAttr().Ino
+		n.t.free.adopt(tctx, h, flags&syscall.O_ACCMODE != syscall.O_RDONLY)
+		return in, nil, fuse.FOPEN_KEEP_CACHE, 0
 	}
 	fh, fl, errno := n.t.opened(in.StableAttr().Ino, h)
 	if errno != 0 {
@@ -1112,6 +1168,7 @@ func (n *node) remove(ctx context.Context, name string, wantDir bool) syscall.Er
 	case !wantDir && info.IsDir():
 		return syscall.EISDIR
 	}
+	n.t.keepOpenFree(ctx, p)
 	if err := semfs.Remove(ctx, n.t.fsys, p); err != nil {
 		return n.t.errno(err)
 	}
@@ -1163,6 +1220,9 @@ func (n *node) rename(ctx context.Context, name string, np *node, newName string
 			return syscall.EEXIST
 		}
 	}
+	if oldp != newp {
+		n.t.keepOpenFree(ctx, newp)
+	}
 	if err := semfs.Rename(ctx, n.t.fsys, oldp, newp); err != nil {
 		return n.t.errno(err)
 	}
@@ -1193,5 +1253,56 @@ func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sysca
 	if h := asHandle(f); h != nil {
 		return h.Fsync(ctx, flags)
 	}
+	if f == nil && n.Mode()&syscall.S_IFMT == syscall.S_IFREG {
+		return n.t.free.fsync(n.StableAttr().Ino) // open-free: the writers without a handle
+	}
 	return 0
+}
+
+// Read reads through the handle f, or without one in the open-free mode.
+func (n *node) Read(ctx context.Context, f gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if f != nil {
+		if r, ok := f.(gofs.FileReader); ok {
+			return r.Read(ctx, dest, off)
+		}
+		return nil, syscall.EBADF
+	}
+	return n.t.free.read(ctx, n.StableAttr().Ino, dest, off)
+}
+
+// Write writes through the handle f, or without one in the open-free mode
+// (also the kernel's writeback of a shared mapping of a file opened
+// without a handle).
+func (n *node) Write(ctx context.Context, f gofs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if f != nil {
+		if w, ok := f.(gofs.FileWriter); ok {
+			return w.Write(ctx, data, off)
+		}
+		return 0, syscall.EBADF
+	}
+	return n.t.free.write(ctx, n.StableAttr().Ino, data, off)
+}
+
+// Allocate implements fallocate(2) through the handle f, or without one
+// in the open-free mode (see handle.Allocate).
+func (n *node) Allocate(ctx context.Context, f gofs.FileHandle, off, size uint64, mode uint32) syscall.Errno {
+	if f != nil {
+		if a, ok := f.(gofs.FileAllocater); ok {
+			return a.Allocate(ctx, off, size, mode)
+		}
+		return syscall.EBADF
+	}
+	return n.t.free.writer(n.t.ctx(ctx), n.StableAttr().Ino, func(h *handle) syscall.Errno {
+		return h.Allocate(ctx, off, size, mode)
+	})
+}
+
+// Flush runs at close(2): through the handle f (see handle.Flush), and
+// declined (ENOSYS) for a file opened without one, whose writes reached
+// the tree when they were made (the open-free mode excludes WriteBack).
+func (n *node) Flush(ctx context.Context, f gofs.FileHandle) syscall.Errno {
+	if fl, ok := f.(gofs.FileFlusher); ok {
+		return fl.Flush(ctx)
+	}
+	return syscall.ENOSYS
 }

@@ -1,0 +1,84 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/daemon"
+)
+
+// TestOpenFreeWritesIndexed runs the mount in the open-free mode
+// (-open-free): a file created through the mount, an existing file
+// rewritten in place through it (no OPEN, no RELEASE reaches the daemon)
+// and a file a registered app's child writes are indexed with their new
+// bytes and the right created_by; a second writer does not change it.
+func TestOpenFreeWritesIndexed(t *testing.T) {
+	mnt, sock, c, _ := mountedInProcess(t, "-open-free")
+	p := filepath.Join(mnt, "notes.txt")
+	v1 := []byte(strings.Repeat("an ordinary line of notes\n", 2000))
+	if err := os.WriteFile(p, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitHash(t, c, "/notes.txt", v1)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("zebrafinch "), 26*1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v2 := bytes.Clone(v1)
+	copy(v2[26*1000:], "zebrafinch ")
+	st := waitHash(t, c, "/notes.txt", v2)
+	if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
+		t.Errorf("created_by = %q; want %q", st.Meta.CreatedBy, want)
+	}
+	hits, _, err := c.Search(context.Background(), semfs.SearchRequest{Query: "zebrafinch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Path != "/notes.txt" {
+		t.Errorf("search for a word written in place: %+v; want /notes.txt first", hits)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v2) {
+		t.Errorf("read back through the mount: %d bytes, %v", len(got), err)
+	}
+
+	// A registered app's child creates a file, then rewrites the file
+	// another caller created: the first is the app's, the second keeps
+	// its creator.
+	app := filepath.Join(mnt, "app.txt")
+	runAppProc(t, &proc{sock: sock}, "notes", app+"=written by notes", p+"=rewritten by notes")
+	if got := waitCreatedBy(t, c, "/app.txt"); got != "notes" {
+		t.Errorf("created_by of a file a registered app wrote = %q; want notes", got)
+	}
+	waitHash(t, c, "/app.txt", []byte("written by notes"))
+	st = waitHash(t, c, "/notes.txt", []byte("rewritten by notes"))
+	if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
+		t.Errorf("created_by after another app rewrote the file = %q; want %q", st.Meta.CreatedBy, want)
+	}
+}
+
+// TestOpenFreeRefusedOverBucket: the open-free mode needs a backing
+// directory only this daemon changes; with a bucket the daemon refuses
+// to start and names the setting.
+func TestOpenFreeRefusedOverBucket(t *testing.T) {
+	env := map[string]string{"SEMFS_OPEN_FREE": "1", "SEMFS_STORE": "s3://b/p", "SEMFS_S3_ENDPOINT": "127.0.0.1:9"}
+	_, err := daemon.ParseConfig(nil, func(k string) string { return env[k] }, os.Stderr)
+	if err == nil || !strings.Contains(err.Error(), "SEMFS_OPEN_FREE") {
+		t.Errorf("open-free over a bucket: %v; want a refusal naming SEMFS_OPEN_FREE", err)
+	}
+	cfg, err := daemon.ParseConfig([]string{"-open-free"}, func(string) string { return "" }, os.Stderr)
+	if err != nil || !cfg.OpenFree {
+		t.Errorf("-open-free: %+v, %v", cfg.OpenFree, err)
+	}
+}
