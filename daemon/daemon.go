@@ -219,9 +219,16 @@ func (m *Main) mount() error {
 			attr = time.Minute
 		}
 	}
+	shared := m.access.shared
+	if cfg.OpenFree && len(m.tokens.Tokens) == 0 {
+		// Without tokens every caller of the mount has no groups and the
+		// default policy: no name or listing differs by caller, and the
+		// open-free mode opens directories without a request too.
+		shared = nil
+	}
 	opts := fusefs.Options{
 		Principal:     m.apps.Principal,
-		Shared:        m.access.shared,
+		Shared:        shared,
 		AllowOther:    cfg.AllowOther,
 		StatfsDir:     cfg.Data,
 		AttrTimeout:   attr,

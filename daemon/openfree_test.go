@@ -82,3 +82,49 @@ func TestOpenFreeRefusedOverBucket(t *testing.T) {
 		t.Errorf("-open-free: %+v, %v", cfg.OpenFree, err)
 	}
 }
+
+// TestOpenFreeHidesGroupFiles runs the mount in the open-free mode with
+// tokens: a process registered with the finance token reads and lists a
+// finance file (its pages and the directory's listing are then in the
+// kernel's caches, shared by every caller), and the test process, without
+// the token, still gets ENOENT for it and does not see it listed; its
+// write to the file's name changes nothing the finance session reads.
+func TestOpenFreeHidesGroupFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/tokens.json", []byte(accessTokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mnt, c, d, _ := mountInProcess(t, dir, "-tokens", dir+"/tokens.json", "-open-free")
+	sock := d.Config.Socket
+	ctx := context.Background()
+	const secret = "quarterly revenue forecast for the board"
+	if err := os.MkdirAll(mnt+"/reports", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range map[string]string{"/reports/q3.txt": secret, "/reports/summary.txt": "public summary"} {
+		if err := os.WriteFile(mnt+p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Tag(ctx, "/reports/q3.txt", semfs.Tags{Groups: []string{"finance"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, d)
+	for round := range 2 {
+		out := session(t, sock, "analyst", "fin-secret", "sh cat "+mnt+"/reports/q3.txt; echo; ls "+mnt+"/reports")
+		for _, want := range []string{secret, "q3.txt", "summary.txt"} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("round %d: the finance session does not see %q:\n%s", round, want, out)
+			}
+		}
+		wantAbsent(t, mnt, "/reports/q3.txt")
+		if got, err := os.ReadFile(mnt + "/reports/summary.txt"); err != nil || string(got) != "public summary" {
+			t.Errorf("a public file: %q, %v", got, err)
+		}
+		os.WriteFile(mnt+"/reports/q3.txt", []byte("overwritten"), 0o644)
+	}
+	waitIdle(t, d)
+	if out := session(t, sock, "analyst", "fin-secret", "sh cat "+mnt+"/reports/q3.txt"); !strings.Contains(out, secret) {
+		t.Errorf("after a write to its name by a caller who cannot see it, the finance session reads:\n%s", out)
+	}
+}

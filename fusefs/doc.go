@@ -139,7 +139,12 @@
 // reported answers ESTALE. A file removed or renamed over through the
 // mount stays readable and fstat-able through descriptors opened before,
 // from a host file the change kept open until the kernel forgets the
-// inode. See free.go.
+// inode. Where no listing differs by caller ([Options.Shared] is nil),
+// OPENDIR answers ENOSYS too: directories are opened and closed without a
+// request and the kernel keeps every listing it read until a change
+// through the mount or a reported one drops it (Retagged among them);
+// with Shared set, directories are opened as without the mode, so that a
+// listing that may differ is read for each caller. See free.go.
 //
 // # Mounting
 //

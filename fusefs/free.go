@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"container/list"
 	"context"
 	"io/fs"
 	"slices"
@@ -69,11 +70,14 @@ const maxFree = 256
 type freeFiles struct {
 	t *tree
 
-	mu      sync.Mutex
-	files   map[uint64]*freeFile // by number
-	open    int                  // host files open
-	reaping bool                 // a reap is scheduled
-	closed  bool                 // unmounted: files are closed when unused
+	mu    sync.Mutex
+	files map[uint64]*freeFile // by number
+	open  int                  // host files open
+	// lru holds the host files closed when idle (all but those of
+	// orphaned numbers), most recently used first.
+	lru     *list.List
+	reaping bool // a reap is scheduled
+	closed  bool // unmounted: files are closed when unused
 }
 
 // freeFile is what the mode holds for one number.
@@ -95,14 +99,16 @@ type freeHandle struct {
 	h       *handle
 	key     string // the principal it was opened as (principalKey)
 	write   bool
-	busy    int       // requests using it
-	used    time.Time // end of the last use
-	retired bool      // closed when busy drops to 0
+	busy    int           // requests using it
+	used    time.Time     // end of the last use
+	retired bool          // closed when busy drops to 0
+	elem    *list.Element // in freeFiles.lru, or nil
 }
 
 func (f *freeFiles) init(t *tree) {
 	f.t = t
 	f.files = map[uint64]*freeFile{}
+	f.lru = list.New()
 }
 
 // principalKey names a principal for the handle table: two callers share
@@ -217,8 +223,7 @@ func (f *freeFiles) acquire(ctx context.Context, ino uint64, write, own bool) (*
 		return fh, 0
 	}
 	fh := &freeHandle{h: h, key: key, write: write, busy: 1}
-	e.handles = append(e.handles, fh)
-	f.open++
+	f.addLocked(e, fh)
 	victims := f.overLimitLocked()
 	f.scheduleLocked()
 	f.mu.Unlock()
@@ -253,8 +258,7 @@ func (f *freeFiles) adopt(ctx context.Context, h *handle, write bool) {
 		f.detachLocked(o)
 		old = o
 	}
-	e.handles = append(e.handles, &freeHandle{h: h, key: key, write: write, used: time.Now()})
-	f.open++
+	f.addLocked(e, &freeHandle{h: h, key: key, write: write, used: time.Now()})
 	victims := f.overLimitLocked()
 	if old != nil {
 		victims = append(victims, old)
@@ -342,8 +346,7 @@ func (f *freeFiles) keep(ctx context.Context, ino uint64, p string) {
 		e = &freeFile{}
 		f.files[ino] = e
 	}
-	e.handles = append(e.handles, &freeHandle{h: h, key: principalKey(ctx), used: time.Now()})
-	f.open++
+	f.addLocked(e, &freeHandle{h: h, key: principalKey(ctx), used: time.Now()})
 	f.mu.Unlock()
 }
 
@@ -389,11 +392,24 @@ func (f *freeFiles) openHost(ctx context.Context, ino uint64, write bool) (h *ha
 	return h, id, known, 0
 }
 
+// addLocked adds fh, a host file just opened, to e and the table. The
+// caller holds f.mu.
+func (f *freeFiles) addLocked(e *freeFile, fh *freeHandle) {
+	e.handles = append(e.handles, fh)
+	f.open++
+	if !e.orphaned {
+		fh.elem = f.lru.PushFront(fh)
+	}
+}
+
 // release ends a request's use of fh.
 func (f *freeFiles) release(fh *freeHandle) {
 	f.mu.Lock()
 	fh.busy--
 	fh.used = time.Now()
+	if fh.elem != nil {
+		f.lru.MoveToFront(fh.elem)
+	}
 	done := fh.busy == 0 && (fh.retired || f.closed)
 	if done && !fh.retired {
 		f.detachLocked(fh)
@@ -409,6 +425,10 @@ func (f *freeFiles) release(fh *freeHandle) {
 func (f *freeFiles) detachLocked(fh *freeHandle) {
 	fh.retired = true
 	f.open--
+	if fh.elem != nil {
+		f.lru.Remove(fh.elem)
+		fh.elem = nil
+	}
 	e := f.files[fh.h.ino]
 	if e == nil {
 		return
@@ -420,23 +440,13 @@ func (f *freeFiles) detachLocked(fh *freeHandle) {
 // maxFree and returns them. The caller holds f.mu.
 func (f *freeFiles) overLimitLocked() []*freeHandle {
 	var victims []*freeHandle
-	for f.open > maxFree {
-		var lru *freeHandle
-		for _, e := range f.files {
-			if e.orphaned {
-				continue // kept until the kernel forgets the number
-			}
-			for _, fh := range e.handles {
-				if fh.busy == 0 && (lru == nil || fh.used.Before(lru.used)) {
-					lru = fh
-				}
-			}
+	for el := f.lru.Back(); el != nil && f.lru.Len() > maxFree; {
+		fh := el.Value.(*freeHandle)
+		el = el.Prev()
+		if fh.busy == 0 { // one in use stays: over the bound until released
+			f.detachLocked(fh)
+			victims = append(victims, fh)
 		}
-		if lru == nil {
-			break // all in use: over the bound until they are released
-		}
-		f.detachLocked(lru)
-		victims = append(victims, lru)
 	}
 	return victims
 }
@@ -444,7 +454,7 @@ func (f *freeFiles) overLimitLocked() []*freeHandle {
 // scheduleLocked schedules a reap if host files are open and none is
 // scheduled. The caller holds f.mu.
 func (f *freeFiles) scheduleLocked() {
-	if f.reaping || f.open == 0 || f.closed {
+	if f.reaping || f.lru.Len() == 0 || f.closed {
 		return
 	}
 	f.reaping = true
@@ -456,19 +466,16 @@ func (f *freeFiles) reap() {
 	now := time.Now()
 	var victims []*freeHandle
 	f.mu.Lock()
-	for _, e := range f.files {
-		if e.orphaned {
-			continue // kept until the kernel forgets the number
+	for el := f.lru.Back(); el != nil; {
+		fh := el.Value.(*freeHandle)
+		el = el.Prev()
+		idle := freeIdle
+		if fh.write {
+			idle = freeQuiet
 		}
-		for _, fh := range slices.Clone(e.handles) {
-			idle := freeIdle
-			if fh.write {
-				idle = freeQuiet
-			}
-			if fh.busy == 0 && now.Sub(fh.used) >= idle {
-				f.detachLocked(fh)
-				victims = append(victims, fh)
-			}
+		if fh.busy == 0 && now.Sub(fh.used) >= idle {
+			f.detachLocked(fh)
+			victims = append(victims, fh)
 		}
 	}
 	f.reaping = false
@@ -521,6 +528,12 @@ func (f *freeFiles) orphan(ino uint64) {
 		return
 	}
 	e.orphaned = true
+	for _, fh := range e.handles { // kept until the kernel forgets the number
+		if fh.elem != nil {
+			f.lru.Remove(fh.elem)
+			fh.elem = nil
+		}
+	}
 }
 
 // forgotten closes the host files of number ino once the kernel forgot
@@ -537,6 +550,10 @@ func (f *freeFiles) forgotten(ino uint64) {
 	for _, fh := range e.handles {
 		fh.retired = true
 		f.open--
+		if fh.elem != nil {
+			f.lru.Remove(fh.elem)
+			fh.elem = nil
+		}
 		if fh.busy == 0 {
 			victims = append(victims, fh)
 		}

@@ -283,6 +283,9 @@ func TestOpenFreeTwoPrincipals(t *testing.T) {
 	if out, err := asOther("cat " + mnt + "/secret/x"); err == nil || strings.Contains(out, "hidden") {
 		t.Errorf("another user read a file hidden from it: %q, %v", out, err)
 	}
+	if names, err := os.ReadDir(mnt + "/secret"); err != nil || len(names) != 1 {
+		t.Fatalf("the owner listed %v, %v", names, err)
+	}
 	if out, err := asOther("ls " + mnt + "/secret"); strings.Contains(out, "x") {
 		t.Errorf("another user listed a file hidden from it: %q, %v", out, err)
 	}
@@ -463,4 +466,64 @@ func TestOpenFreeRemovedWhileOpen(t *testing.T) {
 	if n := openFreeFiles(srv.t); n != 0 {
 		t.Errorf("%d host files open after the kernel forgot the removed file", n)
 	}
+}
+
+// TestOpenFreeListings: where no listing differs by caller (no
+// Options.Shared), the open-free mode opens directories without a request
+// too, and the kernel keeps their listings: a second walk lists nothing
+// in the tree, and a change through the mount or reported behind it is
+// listed at once.
+func TestOpenFreeListings(t *testing.T) {
+	ctx := context.Background()
+	h := hostTree(t)
+	tree := &listCountingFS{FS: h}
+	for _, p := range []string{"/d/a", "/d/b"} {
+		if err := semfs.WriteFile(ctx, h, p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := mountServer(t, tree, Options{KeepCache: true, OpenFree: true, AttrTimeout: time.Minute, EntryTimeout: time.Minute})
+	list := func() []string {
+		t.Helper()
+		entries, err := os.ReadDir(filepath.Join(srv.Dir(), "d"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	if got := strings.Join(list(), ","); got != "a,b" {
+		t.Fatalf("listed %s", got)
+	}
+	n := tree.lists.Load()
+	if got := strings.Join(list(), ","); got != "a,b" || tree.lists.Load() != n {
+		t.Errorf("second listing %s read the tree %d times more; want a,b from the kernel's cache", got, tree.lists.Load()-n)
+	}
+	if err := os.WriteFile(filepath.Join(srv.Dir(), "d", "c"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(list(), ","); got != "a,b,c" {
+		t.Errorf("after a create through the mount: %s", got)
+	}
+	if err := semfs.WriteFile(ctx, h, "/d/e", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Created("/d/e")
+	if got := strings.Join(list(), ","); got != "a,b,c,e" {
+		t.Errorf("after a reported create behind the mount: %s", got)
+	}
+}
+
+// listCountingFS counts the directory listings the tree serves.
+type listCountingFS struct {
+	*hostfs.FS
+	lists atomic.Int64
+}
+
+func (l *listCountingFS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	l.lists.Add(1)
+	return l.FS.ReadDir(ctx, name)
 }

@@ -245,7 +245,7 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 		fopts.DisabledCapabilities |= fuse.CAP_PASSTHROUGH
 	}
 	root := &node{t: t}
-	srv, err := gofs.Mount(mountPoint, root, fopts)
+	srv, err := mountNodes(mountPoint, root, fopts, opts.OpenFree && opts.Shared == nil)
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mounting %s: %w (mounting needs /dev/fuse and either root (CAP_SYS_ADMIN) or fusermount3 from the fuse3 package)", dir, err)
 	}
@@ -256,6 +256,55 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 		t.passthrough.Store(canPassthrough(srv, opts.StatfsDir))
 	}
 	return &Server{dir: dir, srv: srv, t: t, magic: mountPoint != dir}, nil
+}
+
+// mountNodes mounts root as gofs.Mount does; with noOpendir, directories
+// are opened without a request too (dirFree).
+func mountNodes(mountPoint string, root gofs.InodeEmbedder, fopts *gofs.Options, noOpendir bool) (*fuse.Server, error) {
+	if !noOpendir {
+		return gofs.Mount(mountPoint, root, fopts)
+	}
+	srv, err := fuse.NewServer(dirFree{gofs.NewNodeFS(root, fopts)}, mountPoint, &fopts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// dirFree serves directories without OPENDIR in the open-free mode, where
+// no listing differs by caller (Options.Shared is nil): OPENDIR answers
+// ENOSYS, after which the kernel opens and closes directories without a
+// request (no OPENDIR, no RELEASEDIR) and keeps every listing it read
+// (FOPEN_CACHE_DIR) until a change through the mount or a reported one
+// drops it. go-fuse lists a directory only through an open handle, so a
+// READDIR without one opens a handle for its own duration.
+type dirFree struct{ fuse.RawFileSystem }
+
+func (d dirFree) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	return fuse.ENOSYS
+}
+
+func (d dirFree) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if in.Fh != 0 {
+		return d.RawFileSystem.ReadDir(cancel, in, out)
+	}
+	var opened fuse.OpenOut
+	if st := d.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: in.InHeader}, &opened); !st.Ok() {
+		return st
+	}
+	rin := *in
+	rin.Fh = opened.Fh
+	st := d.RawFileSystem.ReadDir(cancel, &rin, out)
+	d.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: in.InHeader, Fh: opened.Fh})
+	return st
+}
+
+func (d dirFree) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return fuse.ENOSYS // disabled at INIT (DisableReadDirPlus)
 }
 
 // canPassthrough reports whether srv can register backing files with the

@@ -41,6 +41,7 @@ func main() {
 	walkprofile := flag.String("walkprofile", "", "write a CPU profile of the tree walks through the mount (daemon and workload) to this file")
 	rounds := flag.Int("rounds", 1, "run the tree walks this many times (a row per walk and round)")
 	walks := flag.String("walks", "ls,find,grep", "the tree walks to run, comma-separated: ls (ls -R), find (find -type f), grep (grep -r)")
+	openFree := flag.Bool("open-free", false, "serve the mount in the open-free mode (daemon -open-free): files opened and closed without a FUSE request, no passthrough")
 	flag.Parse()
 	if *only != "" && *only != "walks" {
 		log.Fatalf("-only %q: the only subset is walks", *only)
@@ -63,6 +64,7 @@ func main() {
 	cfg.Socket = filepath.Join(*dir, "semfs.sock")
 	cfg.DropCaps = false // an in-process daemon cannot re-exec itself
 	cfg.Passthrough = *passthrough
+	cfg.OpenFree = *openFree
 	cfg.Debug = *debugFlag
 	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if err := d.Start(context.Background()); err != nil {
@@ -70,6 +72,8 @@ func main() {
 	}
 	defer d.Close()
 
+	fmt.Printf("mount: open-free %v, passthrough asked %v; load average at start: %s\n\n", *openFree, *passthrough && !*openFree, loadavg())
+	defer func() { fmt.Printf("\nload average at the end: %s\n", loadavg()) }()
 	fmt.Printf("| workload | native | semfs mount | ratio (mount/native time) |\n|---|---|---|---|\n")
 	row := func(name string, fn func(root string) (time.Duration, string)) {
 		tn, sn := fn(native)
@@ -169,6 +173,16 @@ func main() {
 			return d, walkResult(d, cpuTime()-c0, 3)
 		})
 	}
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // quiesce waits, at most max, until this process (the daemon; nothing
