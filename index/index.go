@@ -240,6 +240,21 @@ type Item struct {
 	Content *Content // nil: keep the derived data as it is
 }
 
+// UpdatingStore is a Store that reads rows and writes them back in one
+// write transaction, ordered with the writes of every process using the
+// store. A row built from the stored one (a save keeps the tags, a tag
+// keeps the creator and the bytes' fields) then cannot write back what
+// another process changed between the read and the write: a lost update
+// of groups that would expose a file another process restricted.
+type UpdatingStore interface {
+	Store
+	// Update reads the rows of paths that exist, in the store's write
+	// order, and calls build with them; the items build returns are put
+	// as Put puts them, in the same transaction. An error from build
+	// ends the transaction without a write and is returned.
+	Update(ctx context.Context, paths []string, build func(stored map[string]File) ([]Item, error)) error
+}
+
 // Cursor is a position in the changes of a [PeerStore]; the zero Cursor
 // is before every change.
 type Cursor int64

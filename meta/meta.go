@@ -72,6 +72,13 @@
 // since the last poll stay as it set them and are read again at the
 // next. Options.PeerRetagged hears of the paths a poll changed.
 //
+// A save keeps the stored row's tags, and a tag keeps its creator and
+// the bytes' fields: each builds its row from the stored one. Over an
+// index.UpdatingStore (PostgreSQL) that row is read in the transaction
+// that writes it, so what another process wrote in between is kept; over
+// another store the read and the write are separate, and a change
+// another process commits between them is written over.
+//
 // # Searching
 //
 // FS implements seed 000's tag query (Query), content search with fusion,
@@ -846,35 +853,39 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 // row back as it was if the store then fails to move it. The caller holds
 // f.mu.
 func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags, pending bool, undo func(), err error) {
-	dst, err := f.store.File(ctx, n)
-	if err != nil || len(dst.Groups) == 0 {
-		// No row with groups: nothing to keep (an error of the store is
-		// met again by the rename).
-		return nil, false, nil, nil
-	}
 	info, err := f.base.Stat(ctx, n) // o's file, moved there
 	if err != nil || info.IsDir() {
 		return nil, false, nil, nil
 	}
-	src, err := f.store.File(ctx, o)
-	switch {
-	case err == nil:
-		if len(src.Groups) > 0 {
-			return nil, false, nil, nil
+	// Both rows are read in the transaction that writes o's, when the
+	// store can: a tag another process sets on either meanwhile is not
+	// overwritten, nor decided on from an older row.
+	var old index.File
+	err = f.update(ctx, []string{o, n}, func(stored map[string]index.File) ([]index.Item, error) {
+		kept, pending = nil, false
+		dst, ok := stored[n]
+		if !ok || len(dst.Groups) == 0 {
+			return nil, nil // no row with groups: nothing to keep
 		}
-	case errors.Is(err, semfs.ErrNotExist):
-		now := info.ModTime().UTC()
-		src = index.File{Meta: semfs.Meta{Path: o, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
-			ModTime: info.ModTime(), State: index.StatePending}
-		pending = true
-	default:
-		return nil, false, nil, err
-	}
-	old := src
-	src.Tags = src.Tags.Clone()
-	src.Groups = append([]string(nil), dst.Groups...)
-	src.Public = dst.Public
-	if err := f.store.Put(ctx, index.Item{File: src, TagText: index.TagText(src.Meta)}); err != nil {
+		src, ok := stored[o]
+		if ok && len(src.Groups) > 0 {
+			return nil, nil
+		}
+		if !ok {
+			now := info.ModTime().UTC()
+			src = index.File{Meta: semfs.Meta{Path: o, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
+				ModTime: info.ModTime(), State: index.StatePending}
+			pending = true
+		}
+		old = src
+		src.Tags = src.Tags.Clone()
+		src.Groups = append([]string(nil), dst.Groups...)
+		src.Public = dst.Public
+		t := src.Tags
+		kept = &t
+		return []index.Item{{File: src, TagText: index.TagText(src.Meta)}}, nil
+	})
+	if err != nil || kept == nil {
 		return nil, false, nil, err
 	}
 	undo = func() {
@@ -886,8 +897,7 @@ func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags
 		}
 		f.logErr("rename", o, err)
 	}
-	t := src.Tags
-	return &t, pending, undo, nil
+	return kept, pending, undo, nil
 }
 
 // undoRename moves n back to o after the store failed (serr) to record
@@ -1196,9 +1206,6 @@ func (t *tickets) committed(p string, n uint64) {
 func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 	f.mu.Lock()
 	now := f.opts.Now().UTC()
-	items := make([]index.Item, 0, len(batch))
-	at := make(map[string]int, len(batch)) // path → its item, when a batch saves a path twice
-	var saved []*save
 	// A close is committed after the fact (FUSE sends RELEASE in the
 	// background): the file may have been renamed away (write a temp,
 	// rename it over the target) or removed since. Its row must not come
@@ -1239,20 +1246,84 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 			}
 		}
 	}
-	// The stored rows, looked up in one query.
-	stored, lookupErr := f.store.Files(ctx, paths)
+	live := make([]*save, 0, len(batch))
 	for _, s := range batch {
 		if s.gone {
-			continue
-		}
-		if lookupErr != nil {
-			s.err = lookupErr
 			continue
 		}
 		if err := blocked[s.path]; err != nil {
 			s.err = err
 			continue
 		}
+		live = append(live, s)
+	}
+	// Each row is built from the stored one as read in the transaction
+	// that writes it (when the store can: index.UpdatingStore), so a tag
+	// another process set after a separate read is not written back.
+	var items []index.Item
+	var at map[string]int // path → its item
+	var saved []*save
+	livePaths := make([]string, len(live))
+	for i, s := range live {
+		livePaths[i] = s.path
+	}
+	var err error
+	if len(live) > 0 {
+		err = f.update(ctx, livePaths, func(stored map[string]index.File) ([]index.Item, error) {
+			items, at, saved = f.saveRows(live, stored, now)
+			return items, nil
+		})
+	}
+	if err != nil && len(saved) == 0 {
+		// The rows could not be read.
+		for _, s := range live {
+			s.err = err
+		}
+	}
+	errs := make([]error, len(items)) // per item
+	if err != nil {
+		// One bad row must not fail the group: each save gets the
+		// outcome of its own row.
+		for i, it := range items {
+			errs[i] = err
+			if len(items) > 1 {
+				var of []*save // the saves of this row
+				for _, s := range saved {
+					if s.path == it.File.Path {
+						of = append(of, s)
+					}
+				}
+				errs[i] = f.update(ctx, []string{it.File.Path}, func(stored map[string]index.File) ([]index.Item, error) {
+					one, _, _ := f.saveRows(of, stored, now)
+					return one, nil
+				})
+			}
+		}
+	}
+	for _, s := range saved {
+		if errs[at[s.path]] == nil {
+			f.tickets.committed(s.path, s.ticket)
+		}
+	}
+	f.mu.Unlock()
+	for _, s := range saved {
+		s.err = errs[at[s.path]]
+	}
+	for _, s := range batch[1:] {
+		s.done <- true
+	}
+}
+
+// saveRows builds the rows of saves from the stored rows (stored), at
+// time now: a row keeps the stored row's tags and creator, and a file
+// without a stored row, or whose row was made by a tag or a reconcile,
+// names its first writer. A path saved twice has one row, built from the
+// saves in order; at maps a path to its row, and saved are the saves
+// that have one. The caller holds f.mu.
+func (f *FS) saveRows(saves []*save, stored map[string]index.File, now time.Time) (items []index.Item, at map[string]int, saved []*save) {
+	items = make([]index.Item, 0, len(saves))
+	at = make(map[string]int, len(saves))
+	for _, s := range saves {
 		i, seen := at[s.path]
 		rec, found := stored[s.path]
 		if seen {
@@ -1285,31 +1356,26 @@ func (f *FS) commitGroup(ctx context.Context, batch []*save) {
 		}
 		saved = append(saved, s)
 	}
-	errs := make([]error, len(items)) // per item
-	if len(items) > 0 {
-		if err := f.store.Put(ctx, items...); err != nil {
-			// One bad row must not fail the group: each save gets the
-			// outcome of its own row.
-			for i, it := range items {
-				errs[i] = err
-				if len(items) > 1 {
-					errs[i] = f.store.Put(ctx, it)
-				}
-			}
-		}
+	return items, at, saved
+}
+
+// update reads the rows of paths, builds items from them and puts them:
+// in one write transaction when the store is an index.UpdatingStore, so
+// that what another process wrote between the read and the write is not
+// written back; otherwise with Files, then Put.
+func (f *FS) update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
+	if u, ok := f.store.(index.UpdatingStore); ok {
+		return u.Update(ctx, paths, build)
 	}
-	for _, s := range saved {
-		if errs[at[s.path]] == nil {
-			f.tickets.committed(s.path, s.ticket)
-		}
+	stored, err := f.store.Files(ctx, paths)
+	if err != nil {
+		return err
 	}
-	f.mu.Unlock()
-	for _, s := range saved {
-		s.err = errs[at[s.path]]
+	items, err := build(stored)
+	if err != nil || len(items) == 0 {
+		return err
 	}
-	for _, s := range batch[1:] {
-		s.done <- true
-	}
+	return f.store.Put(ctx, items...)
 }
 
 // tagsChanged brings the tag vector of m up to date after its tag text
@@ -1433,18 +1499,20 @@ func (f *FS) indexOne(ctx context.Context, p string) error {
 	if err := f.clearUnremoved(ctx, p); err != nil {
 		return err
 	}
-	// Keep the tags current: re-read the row under the lock.
-	rec, err := f.store.File(ctx, p)
-	switch {
-	case err == nil:
-		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
-	case errors.Is(err, semfs.ErrNotExist):
-		// Removed since item read it (a removed file's row, cleared
-		// above): its tags are not this file's.
-		item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = semfs.Tags{}, "", info.ModTime().UTC()
-	}
-	item.TagText = index.TagText(item.File.Meta)
-	if err := f.store.Put(ctx, item); err != nil {
+	// Keep the tags current: the row is read again, in the transaction
+	// that writes it when the store can (another process may tag it).
+	err = f.update(ctx, []string{p}, func(stored map[string]index.File) ([]index.Item, error) {
+		if rec, ok := stored[p]; ok {
+			item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = rec.Tags, rec.CreatedBy, rec.CreatedAt
+		} else {
+			// Removed since item read it (a removed file's row, cleared
+			// above): its tags are not this file's.
+			item.File.Meta.Tags, item.File.CreatedBy, item.File.CreatedAt = semfs.Tags{}, "", info.ModTime().UTC()
+		}
+		item.TagText = index.TagText(item.File.Meta)
+		return []index.Item{item}, nil
+	})
+	if err != nil {
 		return err
 	}
 	f.tickets.committed(p, t)
@@ -1587,20 +1655,22 @@ func (f *FS) SetTags(ctx context.Context, name string, tags semfs.Tags) error {
 		f.mu.Unlock()
 		return &fs.PathError{Op: "tag", Path: p, Err: err}
 	}
-	rec, err := f.store.File(ctx, p)
+	// The row is read in the transaction that writes it when the store
+	// can: a save by another process in between keeps its creator and
+	// bytes' fields.
+	var rec index.File
 	pending := false
-	if err != nil {
-		if !errors.Is(err, semfs.ErrNotExist) {
-			f.mu.Unlock()
-			return semfs.RewritePath(err, "tag", p)
+	err = f.update(ctx, []string{p}, func(stored map[string]index.File) ([]index.Item, error) {
+		var ok bool
+		if rec, ok = stored[p]; !ok {
+			now := info.ModTime().UTC()
+			rec = index.File{Meta: semfs.Meta{Path: p, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
+				ModTime: info.ModTime(), State: index.StatePending}
 		}
-		now := info.ModTime().UTC()
-		rec = index.File{Meta: semfs.Meta{Path: p, CreatedAt: now, UpdatedAt: now, Size: info.Size()},
-			ModTime: info.ModTime(), State: index.StatePending}
-		pending = true
-	}
-	rec.Tags = tags
-	err = f.store.Put(ctx, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+		pending = !ok
+		rec.Tags = tags
+		return []index.Item{{File: rec, TagText: index.TagText(rec.Meta)}}, nil
+	})
 	if err == nil {
 		f.vis.set(p, tags)
 	}

@@ -51,6 +51,7 @@ func TestWithServer(t *testing.T) {
 		{"PeerChangesReportOtherDaemon", testPeerChangesReportOtherDaemon},
 		{"ListenerOrderedWithOwnWrites", testListenerOrderedWithOwnWrites},
 		{"PeerChangesListOwnWriteOnceCommitted", testPeerChangesListOwnWriteOnceCommitted},
+		{"NoLostUpdateBetweenDaemons", testNoLostUpdateBetweenDaemons},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

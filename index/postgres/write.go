@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -128,6 +129,50 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 		return nil
 	}
 	return ix.write(ctx, "index", items[0].File.Path, func(tx pgx.Tx) (*change, error) {
+		ch := &change{}
+		for _, it := range items {
+			if err := ix.putTx(ctx, tx, it); err != nil {
+				return nil, err
+			}
+			ch.Paths = append(ch.Paths, it.File.Path)
+		}
+		return ch, nil
+	})
+}
+
+var _ index.UpdatingStore = (*Index)(nil)
+
+// Update implements index.UpdatingStore: the rows of paths are read with
+// FOR UPDATE in the transaction that writes build's items, so a write of
+// one of them by another daemon (or this one) commits before the read or
+// waits for this transaction. (A row that does not exist yet is not
+// locked: two daemons creating one path at once both build it anew.)
+func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	// Locked in path order, so two updates of the same rows cannot wait
+	// for each other.
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	return ix.write(ctx, "index", paths[0], func(tx pgx.Tx) (*change, error) {
+		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
+		if err != nil {
+			return nil, err
+		}
+		files, err := pgx.CollectRows(rows, scanFileRow)
+		if err != nil {
+			return nil, err
+		}
+		stored := make(map[string]index.File, len(files))
+		for _, f := range files {
+			stored[f.Path] = f
+		}
+		items, err := build(stored)
+		if err != nil || len(items) == 0 {
+			return nil, err
+		}
 		ch := &change{}
 		for _, it := range items {
 			if err := ix.putTx(ctx, tx, it); err != nil {
