@@ -47,7 +47,7 @@ func dumpRows(t *testing.T, db *sql.DB, q string) []string {
 func TestBulkPutEqualsOneByOne(t *testing.T) {
 	ctx := context.Background()
 	var items []index.Item
-	for i := range 150 {
+	for i := range 300 {
 		tags := semfs.Tags{Task: fmt.Sprintf("task %d", i%7)}
 		if i%10 == 3 {
 			tags.Links = []string{fmt.Sprintf("/n/%03d.md", i-1), "/old.md"}
@@ -59,8 +59,8 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	bin := item("/n/blob.bin", "\x00\x01\x02binary", semfs.Tags{})
 	items = append(items, bin)
 	// The same paths again, later in the batch: new text and tags. Rows
-	// go in 32 at a time, so /n/149.md is still waiting, /n/005.md not.
-	items = append(items, item("/n/149.md", "rewritten merlin text\n", semfs.Tags{Task: "again"}))
+	// go in 256 at a time, so /n/299.md is still waiting, /n/005.md not.
+	items = append(items, item("/n/299.md", "rewritten merlin text\n", semfs.Tags{Task: "again"}))
 	items = append(items, item("/n/005.md", "rewritten falcon text\n", semfs.Tags{Task: "again"}))
 	items = append(items, item("/old.md", "old file, new words: osprey\n", semfs.Tags{Task: "kept"}))
 	meta := items[7]
@@ -93,16 +93,22 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 		`SELECT * FROM files ORDER BY id`,
 		`SELECT id, key, path, no, start_line, end_line, text, fresh FROM chunks ORDER BY id`,
 		`SELECT * FROM links ORDER BY dst, src`,
+		// Every row written is logged for other processes (new rows by
+		// insertFiles, updates by a trigger).
+		`SELECT DISTINCT path FROM fresh_log ORDER BY path`,
 	} {
 		a, b := dumpRows(t, one.db, q), dumpRows(t, bulk.db, q)
 		if !slices.Equal(a, b) {
 			t.Errorf("%s:\none by one: %q\nbulk:       %q", q, a, b)
 		}
 	}
-	if n := len(dumpRows(t, bulk.db, `SELECT id FROM files`)); n != 152 {
-		t.Errorf("%d files rows, want 152", n)
+	if n := len(dumpRows(t, bulk.db, `SELECT id FROM files`)); n != 302 {
+		t.Errorf("%d files rows, want 302", n)
 	}
-	for _, q := range []string{"kestrels", "falcon", "merlin", "osprey", "owls", "hawks 35", "hawks 1043"} {
+	if a, b := dumpRows(t, bulk.db, `SELECT path FROM files ORDER BY path`), dumpRows(t, bulk.db, `SELECT DISTINCT path FROM fresh_log WHERE path != '' ORDER BY path`); !slices.Equal(a, b) {
+		t.Errorf("paths logged in fresh_log: %d, files: %d", len(b), len(a))
+	}
+	for _, q := range []string{"kestrels", "falcon", "merlin", "osprey", "owls", "hawks 35", "hawks 2093"} {
 		a, b := searchPaths(t, one, q), searchPaths(t, bulk, q)
 		if !slices.Equal(a, b) {
 			t.Errorf("search %q: one by one %v, bulk %v", q, a, b)
@@ -111,7 +117,7 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	if got := searchPaths(t, bulk, "falcon"); !slices.Equal(got, []string{"/n/005.md:rewritten falcon text\n"}) {
 		t.Errorf("search falcon: %v", got)
 	}
-	if got := searchPaths(t, bulk, "merlin"); !slices.Equal(got, []string{"/n/149.md:rewritten merlin text\n"}) {
+	if got := searchPaths(t, bulk, "merlin"); !slices.Equal(got, []string{"/n/299.md:rewritten merlin text\n"}) {
 		t.Errorf("search merlin: %v", got)
 	}
 	if got := searchPaths(t, bulk, "owls"); len(got) != 0 {

@@ -31,8 +31,11 @@ import (
 //
 // Tags and vectors: fresh_log numbers every committed change of a
 // file's tag fields or of a vector with the path it touched. Triggers on
-// files write it for the rows' writers (Put, Remove, Rename), so every
-// process logs alike; the vector writes (embed.go) log the paths of the
+// files log the rows' updates and deletions (Put's upsert, Rename,
+// Remove, whatever statement makes them), so every process logs alike;
+// new rows are logged by the one statement that inserts them in bulk
+// (batch.insertFiles: a trigger's program run per row cost 4 % of a
+// small-file ingest's writer); the vector writes (embed.go) log the paths of the
 // vectors they set, one entry per path and transaction; WipeVectors and
 // rebuildDerived log an empty path, meaning "reload everything". seq is an INTEGER
 // PRIMARY KEY (max+1), so seqs are contiguous; only the oldest entries
@@ -44,9 +47,6 @@ import (
 // a process does not re-read its own writes.
 const freshSQL = `
 CREATE TABLE IF NOT EXISTS fresh_log (seq INTEGER PRIMARY KEY, path TEXT NOT NULL);
-CREATE TRIGGER IF NOT EXISTS fresh_files_insert AFTER INSERT ON files BEGIN
-	INSERT INTO fresh_log(path) VALUES (new.path);
-END;
 CREATE TRIGGER IF NOT EXISTS fresh_files_delete AFTER DELETE ON files BEGIN
 	INSERT INTO fresh_log(path) VALUES (old.path);
 END;
@@ -54,17 +54,19 @@ CREATE TRIGGER IF NOT EXISTS fresh_files_access AFTER UPDATE OF path, created_by
 	INSERT INTO fresh_log(path) VALUES (old.path);
 	INSERT INTO fresh_log(path) SELECT new.path WHERE new.path != old.path;
 END;
+DROP TRIGGER IF EXISTS fresh_files_insert;
 DROP TRIGGER IF EXISTS fresh_files_update;
 DROP TRIGGER IF EXISTS fresh_files_vec;
 DROP TRIGGER IF EXISTS fresh_chunks_vec;
 `
 
 // freshObjects are the tables and triggers freshSQL leaves. It drops
-// the ones earlier versions made: fresh_files_update (an update trigger
-// that did not log changes of groups_json and public, which PeerChanges
-// reports) and the triggers that logged vector writes row by row before
-// embed.go logged them per path.
-var freshObjects = []string{"fresh_log", "fresh_files_insert", "fresh_files_delete", "fresh_files_access"}
+// the ones earlier versions made: fresh_files_insert (insertFiles logs
+// new rows now), fresh_files_update (an update trigger that did not log
+// changes of groups_json and public, which PeerChanges reports) and the
+// triggers that logged vector writes row by row before embed.go logged
+// them per path.
+var freshObjects = []string{"fresh_log", "fresh_files_delete", "fresh_files_access"}
 
 // freshKeep is how many fresh_log entries are kept: a process that falls
 // further behind reloads everything.

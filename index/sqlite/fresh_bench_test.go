@@ -79,8 +79,8 @@ func BenchmarkFreshLookup(b *testing.B) {
 }
 
 // BenchmarkFreshPutBatch measures one Put of 4096 new small files into an
-// empty index: each files row written also writes a fresh_log entry (a
-// trigger).
+// empty index: each files row written also writes a fresh_log entry
+// (insertFiles logs them, rowsPerInsert per statement).
 func BenchmarkFreshPutBatch(b *testing.B) {
 	ctx := context.Background()
 	items := make([]index.Item, 4096)

@@ -500,7 +500,9 @@ func TestPeerChangesListsAccessChanges(t *testing.T) {
 }
 
 // An index file made with the update trigger of before (which did not
-// log changes of groups_json and public) gets the new one at Open.
+// log changes of groups_json and public) gets the new one at Open, and
+// loses the insert trigger of before (new rows are logged by the
+// statement inserting them); new rows are still logged once.
 func TestOldUpdateTriggerUpgraded(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "i.db")
@@ -512,6 +514,9 @@ func TestOldUpdateTriggerUpgraded(t *testing.T) {
 		CREATE TRIGGER fresh_files_update AFTER UPDATE OF path, created_by, task, related_apps ON files BEGIN
 			INSERT INTO fresh_log(path) VALUES (old.path);
 			INSERT INTO fresh_log(path) SELECT new.path WHERE new.path != old.path;
+		END;
+		CREATE TRIGGER fresh_files_insert AFTER INSERT ON files BEGIN
+			INSERT INTO fresh_log(path) VALUES (new.path);
 		END;`); err != nil {
 		t.Fatal(err)
 	}
@@ -528,15 +533,27 @@ func TestOldUpdateTriggerUpgraded(t *testing.T) {
 		names = append(names, n)
 	}
 	rows.Close()
-	if want := []string{"fresh_files_access", "fresh_files_delete", "fresh_files_insert"}; !slices.Equal(names, want) {
+	if want := []string{"fresh_files_access", "fresh_files_delete"}; !slices.Equal(names, want) {
 		t.Errorf("triggers after reopening an old file: %v, want %v", names, want)
 	}
 	_, _, c := peerChanges(t, b, 0)
 	if _, err := b.db.ExecContext(ctx, `UPDATE files SET public = 1 WHERE path = '/q3.txt'`); err != nil {
 		t.Fatal(err)
 	}
-	if paths, all, _ := peerChanges(t, b, c); all || !slices.Equal(paths, []string{"/q3.txt"}) {
+	paths, all, c := peerChanges(t, b, c)
+	if all || !slices.Equal(paths, []string{"/q3.txt"}) {
 		t.Errorf("UPDATE of public in an upgraded file: PeerChanges = %v, all %v; want [/q3.txt]", paths, all)
+	}
+	a = open(t, path)
+	if err := a.Put(ctx, item("/new.txt", "fresh\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if paths, all, _ := peerChanges(t, b, c); all || !slices.Equal(paths, []string{"/new.txt"}) {
+		t.Errorf("a new file in an upgraded file: PeerChanges = %v, all %v; want [/new.txt]", paths, all)
+	}
+	var n int
+	if err := b.db.QueryRowContext(ctx, `SELECT count(*) FROM fresh_log WHERE path = '/new.txt'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("/new.txt logged %d times (%v), want once", n, err)
 	}
 }
 
