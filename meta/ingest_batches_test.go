@@ -126,3 +126,56 @@ func TestReconcileManyBatches(t *testing.T) {
 func code(word string, i int) string {
 	return fmt.Sprintf("%c%c%s", 'a'+i/26, 'a'+i%26, word)
 }
+
+// batchSizes is a store that records the size of each batch Reconcile
+// prepares and writes.
+type batchSizes struct {
+	*sqlite.Index
+	prepared, put []int
+}
+
+func (s *batchSizes) PreparePut(items []index.Item) func(context.Context, []index.Item) error {
+	s.prepared = append(s.prepared, len(items))
+	put := s.Index.PreparePut(items)
+	return func(ctx context.Context, final []index.Item) error {
+		s.put = append(s.put, len(final))
+		return put(ctx, final)
+	}
+}
+
+// Reconcile's batches start small and double up to batchItems, so that
+// the writer starts early; every file is written once.
+func TestReconcileBatchesRamp(t *testing.T) {
+	defer func(n, m int) { batchItems, firstBatch = n, m }(batchItems, firstBatch)
+	batchItems, firstBatch = 16, 2
+	ctx := context.Background()
+	base := memfs.New()
+	for i := range 70 {
+		if err := semfs.WriteFile(ctx, base, fmt.Sprintf("/n/f%02d.md", i), fmt.Appendf(nil, "note %s\n", code("wren", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	store := &batchSizes{Index: ix}
+	f, err := New(base, store, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := f.Reconcile(ctx, ReconcileOptions{})
+	if err != nil || rep.Added != 70 {
+		t.Fatalf("import: %+v %v", rep, err)
+	}
+	want := []int{2, 4, 8, 16, 16, 16, 8}
+	if !slices.Equal(store.prepared, want) || !slices.Equal(store.put, want) {
+		t.Fatalf("batches prepared %v, written %v, want %v", store.prepared, store.put, want)
+	}
+	hits, err := ix.SearchChunks(ctx, index.QueryTokens(code("wren", 69)), index.Filter{}, 10)
+	if err != nil || len(hits) != 1 || hits[0].Path != "/n/f69.md" {
+		t.Fatalf("last file: %v %v", hits, err)
+	}
+}
