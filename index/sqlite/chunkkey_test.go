@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
 )
 
@@ -97,9 +98,11 @@ func TestChunksOfPathWithHash(t *testing.T) {
 	}
 }
 
-// The queries that find chunks by path must use the index of keys: the
-// chunks table has no other index on path, and a full scan per file would
-// make a Put or a filtered search quadratic.
+// The queries that find chunks by path or key must use the index of
+// (fresh, key): the chunks table has no other index on path or key, and
+// a full scan per file would make a Put or a filtered search quadratic;
+// the drain's queries read the pending chunks and the vectors in key
+// order from it, without a sort.
 func TestChunkQueriesUseKeyIndex(t *testing.T) {
 	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
 	plan := func(q string, args ...any) string {
@@ -120,64 +123,109 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 		}
 		return b.String()
 	}
-	byKey := "INDEX sqlite_autoindex_chunks_1 (key>? AND key<?)"
+	inRange := "INDEX chunks_key (fresh=? AND key>? AND key<?)"
+	s, err := space(embedding.SpaceContent)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		q, want string
 		args    []any
 	}{
-		{`SELECT id, key, text, vec, fresh FROM chunks WHERE ` + chunksOf, byKey, chunksOfArgs("/a")},
-		{`DELETE FROM chunks WHERE ` + chunksOf, byKey, chunksOfArgs("/a")},
-		{`SELECT fc.id FROM files f JOIN chunks fc ON fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path WHERE f.task = ? AND f.task != ''`,
-			byKey, []any{"t"}},
-		{`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`,
-			"COVERING " + byKey, nil},
+		{`SELECT id, key, text, vec, fresh FROM chunks WHERE ` + chunksOf, inRange, chunksOfArgs("/a")},
+		{`DELETE FROM chunks WHERE ` + chunksOf, inRange, chunksOfArgs("/a")},
+		{filesChunks + ` WHERE f.task = ? AND f.task != ''`, inRange, []any{"t"}},
+		{`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.fresh IN (0, 1) AND c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`,
+			"COVERING " + inRange, nil},
 		{`SELECT count(DISTINCT substr(key, 1, length(key) - 6)) FROM chunks`, "COVERING INDEX", nil},
+		{`SELECT path, no, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, "INDEX chunks_key (fresh=? AND key=?)", []any{"/a#00000"}},
+		{`UPDATE chunks SET vec = ?, fresh = 1 WHERE ` + byKey(s) + ` AND text = ?`, "INDEX chunks_key (fresh=? AND key=?)", []any{nil, "/a#00000", "x"}},
+		{needingSQL(s), "INDEX chunks_key (fresh=? AND key>?)", []any{"", 10}},
+		{countNeedingSQL(s), "COVERING INDEX chunks_key (fresh=?)", nil},
+		{vectorsSQL(s), "INDEX chunks_key (fresh=? AND key>?)", []any{""}},
 	} {
-		if got := plan(c.q, c.args...); !strings.Contains(got, c.want) {
-			t.Errorf("%s\nplan %q, want %q", c.q, got, c.want)
+		got := plan(c.q, c.args...)
+		if !strings.Contains(got, c.want) || strings.Contains(got, "TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("%s\nplan %q, want %q and no sort", c.q, got, c.want)
 		}
 	}
 }
 
-// An index written with DerivedVersion 5 (chunks_path) is rebuilt on
-// open: the old index is gone, the metadata is kept, every file is
-// pending, and once re-indexed it searches as before.
-func TestVersion5IndexRebuilt(t *testing.T) {
-	ctx := context.Background()
-	path := greetIndex(t)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
+// An index written with DerivedVersion 5 (chunks_path) or 6 (a UNIQUE
+// index of keys and chunks_need) is rebuilt on open: the old indexes are
+// gone, the metadata is kept, every file is pending, and once
+// re-indexed it searches as before.
+func TestOldIndexVersionsRebuilt(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		schema  []string // makes the current schema that version's
+		gone    []string // its indexes
+	}{
+		{"5", []string{`CREATE INDEX chunks_path ON chunks(path, no)`}, []string{"chunks_path"}},
+		{"6", []string{`DROP INDEX chunks_key`, `CREATE UNIQUE INDEX chunks_key6 ON chunks(key)`,
+			`CREATE INDEX chunks_need ON chunks(key) WHERE fresh = 0`}, []string{"chunks_key6", "chunks_need"}},
+	} {
+		t.Run(c.version, func(t *testing.T) {
+			ctx := context.Background()
+			path := greetIndex(t)
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append(c.schema, `UPDATE kv SET value = '`+c.version+`' WHERE key = 'derived_version'`) {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(q, err)
+				}
+			}
+			db.Close()
+			ix := open(t, path)
+			if len(ix.Repaired) == 0 {
+				t.Fatalf("an index of DerivedVersion %s was not rebuilt", c.version)
+			}
+			want := map[string]int{"chunks_key": 1}
+			for _, name := range c.gone {
+				want[name] = 0
+			}
+			for name, w := range want {
+				var n int
+				if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, name).Scan(&n); err != nil || n != w {
+					t.Fatalf("index %s: %d after the rebuild, want %d (%v)", name, n, w, err)
+				}
+			}
+			f, err := ix.File(ctx, "/a.md")
+			if err != nil || f.Task != "greet" || f.State != index.StatePending {
+				t.Fatalf("after the rebuild: %+v %v", f, err)
+			}
+			if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
+				t.Fatal(err)
+			}
+			hits, err := ix.SearchChunks(ctx, index.QueryTokens("hello"), index.Filter{Task: "greet"}, 10)
+			if err != nil || len(hits) != 1 || hits[0].Path != "/a.md" {
+				t.Fatalf("search after re-indexing: %+v %v", hits, err)
+			}
+			ix.Close()
+			re := open(t, path)
+			if len(re.Repaired) > 0 {
+				t.Fatalf("reopen after re-indexing repaired %v", re.Repaired)
+			}
+		})
+	}
+}
+
+// A chunk's fresh is 0 or 1, and 1 where it holds a vector: the queries
+// of chunks by key name both values, and the vectors are read as the
+// fresh ones.
+func TestChunkFreshChecked(t *testing.T) {
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	if err := ix.Put(context.Background(), item("/a.md", "hello\n", semfs.Tags{})); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`CREATE INDEX chunks_path ON chunks(path, no)`,
-		`UPDATE kv SET value = '5' WHERE key = 'derived_version'`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(q, err)
+	for _, bad := range []string{`UPDATE chunks SET fresh = 2`, `UPDATE chunks SET vec = x'0000803f'`} {
+		if _, err := ix.db.Exec(bad); err == nil || !strings.Contains(err.Error(), "CHECK") {
+			t.Errorf("%s: %v, want a CHECK constraint error", bad, err)
 		}
 	}
-	db.Close()
-	ix := open(t, path)
-	if len(ix.Repaired) == 0 {
-		t.Fatal("an index of DerivedVersion 5 was not rebuilt")
-	}
-	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'chunks_path'`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("chunks_path still there (%d, %v)", n, err)
-	}
-	f, err := ix.File(ctx, "/a.md")
-	if err != nil || f.Task != "greet" || f.State != index.StatePending {
-		t.Fatalf("after the rebuild: %+v %v", f, err)
-	}
-	if err := ix.Put(ctx, item("/a.md", "hello world\n", semfs.Tags{Task: "greet"})); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := ix.SearchChunks(ctx, index.QueryTokens("hello"), index.Filter{Task: "greet"}, 10)
-	if err != nil || len(hits) != 1 || hits[0].Path != "/a.md" {
-		t.Fatalf("search after re-indexing: %+v %v", hits, err)
-	}
-	ix.Close()
-	re := open(t, path)
-	if len(re.Repaired) > 0 {
-		t.Fatalf("reopen after re-indexing repaired %v", re.Repaired)
+	if _, err := ix.db.Exec(`UPDATE chunks SET vec = x'0000803f', fresh = 1`); err != nil {
+		t.Errorf("a vector with fresh = 1: %v", err)
 	}
 }

@@ -1,17 +1,22 @@
 CREATE TABLE IF NOT EXISTS chunks (
 	id         INTEGER PRIMARY KEY,
-	key        TEXT NOT NULL UNIQUE,
+	key        TEXT NOT NULL,
 	path       TEXT NOT NULL,
 	no         INTEGER NOT NULL,
 	start_line INTEGER NOT NULL,
 	end_line   INTEGER NOT NULL,
 	text       TEXT NOT NULL,
 	vec        BLOB,
-	fresh      INTEGER NOT NULL DEFAULT 0
+	fresh      INTEGER NOT NULL DEFAULT 0,
+	CHECK (fresh IN (0, 1) AND (vec IS NULL OR fresh = 1))
 );
+-- One index finds chunks by key and the ones needing a vector (fresh =
+-- 0) in key order: a lookup by key names both values of fresh (see
+-- chunksOf in write.go). Keys are unique by construction (a Put deletes
+-- a path's chunks before it inserts new ones), not by the index.
 -- No index on path: a path's chunks are the keys in [path#, path$) with
--- that path (key = path, '#', five digits; see chunksOf in write.go).
-CREATE INDEX IF NOT EXISTS chunks_need ON chunks(key) WHERE fresh = 0;
+-- that path (key = path, '#', five digits).
+CREATE INDEX IF NOT EXISTS chunks_key ON chunks(fresh, key);
 -- postings holds the immutable segments of the full-text (kind 1) and
 -- grep trigram (kind 2) postings, built and encoded in Go by
 -- index/postings (each with a checksum), written in the transaction that

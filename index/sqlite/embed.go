@@ -13,13 +13,50 @@ import (
 
 func space(name string) (index.Columns, error) { return index.SpaceColumns(name) }
 
+// byKey is the condition selecting the row of one key in space s: chunks
+// are found through their index on (fresh, key), by both values of fresh
+// (see derived.sql).
+func byKey(s index.Columns) string {
+	if s.Table == "chunks" {
+		return s.Fresh + ` IN (0, 1) AND ` + s.Key + ` = ?`
+	}
+	return s.Key + ` = ?`
+}
+
+// withVec is the condition selecting the rows of space s that hold a
+// vector, ahead of a range of keys: a chunk with a vector is fresh (a
+// CHECK of derived.sql), so its keys are a range of the chunks' index.
+func withVec(s index.Columns) string {
+	if s.Table == "chunks" {
+		return s.Fresh + ` = 1 AND ` + s.Vec + ` IS NOT NULL`
+	}
+	return s.Vec + ` IS NOT NULL`
+}
+
+// needingSQL pages through the rows of space s needing a vector, by key
+// (arguments: after, limit).
+func needingSQL(s index.Columns) string {
+	return `SELECT ` + s.Key + `, ` + s.Text + ` FROM ` + s.Table + ` WHERE ` + s.Fresh + ` = 0 AND ` + s.Key + ` > ? ORDER BY ` + s.Key + ` LIMIT ?`
+}
+
+// countNeedingSQL counts the rows of space s needing a vector.
+func countNeedingSQL(s index.Columns) string {
+	return `SELECT count(*) FROM ` + s.Table + ` WHERE ` + s.Fresh + ` = 0`
+}
+
+// vectorsSQL pages through the vectors of space s, by key (argument:
+// after), 1000 at a time.
+func vectorsSQL(s index.Columns) string {
+	return `SELECT ` + s.Key + `, ` + s.Vec + ` FROM ` + s.Table + ` WHERE ` + withVec(s) + ` AND ` + s.Key + ` > ? ORDER BY ` + s.Key + ` LIMIT 1000`
+}
+
 // NeedingEmbedding implements embedding.Store.
 func (ix *Index) NeedingEmbedding(ctx context.Context, spaceName, after string, limit int) ([]embedding.Pending, error) {
 	s, err := space(spaceName)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+s.Key+`, `+s.Text+` FROM `+s.Table+` WHERE `+s.Fresh+` = 0 AND `+s.Key+` > ? ORDER BY `+s.Key+` LIMIT ?`, after, limit)
+	rows, err := ix.db.QueryContext(ctx, needingSQL(s), after, limit)
 	if err != nil {
 		return nil, storeErr("embed", "/", err)
 	}
@@ -42,7 +79,7 @@ func (ix *Index) CountNeedingEmbedding(ctx context.Context, spaceName string) (i
 		return 0, err
 	}
 	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.Table+` WHERE `+s.Fresh+` = 0`).Scan(&n); err != nil {
+	if err := ix.db.QueryRowContext(ctx, countNeedingSQL(s)).Scan(&n); err != nil {
 		return 0, storeErr("embed", "/", err)
 	}
 	return n, nil
@@ -57,7 +94,7 @@ func (ix *Index) SetEmbedding(ctx context.Context, spaceName, key, text string, 
 	}
 	cp := append([]float32(nil), vec...)
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		res, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+byKey(s)+` AND `+s.Text+` = ?`,
 			encodeVec(cp), key, text)
 		if err != nil {
 			return nil, err
@@ -91,7 +128,7 @@ func (ix *Index) SetEmbeddings(ctx context.Context, spaceName string, rows []emb
 		return err
 	}
 	return ix.writeDerived(ctx, "embed", "/", func(tx *sql.Tx) ([]memOp, error) {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+s.Key+` = ? AND `+s.Text+` = ?`)
+		stmt, err := tx.PrepareContext(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = ?, `+s.Fresh+` = 1 WHERE `+byKey(s)+` AND `+s.Text+` = ?`)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +189,7 @@ func (ix *Index) Vectors(ctx context.Context, spaceName string, fn func(key stri
 	}
 	after := ""
 	for {
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+s.Key+`, `+s.Vec+` FROM `+s.Table+` WHERE `+s.Vec+` IS NOT NULL AND `+s.Key+` > ? ORDER BY `+s.Key+` LIMIT 1000`, after)
+		rows, err := ix.db.QueryContext(ctx, vectorsSQL(s), after)
 		if err != nil {
 			return storeErr("embed", "/", err)
 		}

@@ -65,14 +65,20 @@ func queryTerms(tokens []string) []string {
 	return terms
 }
 
+// filesChunks selects the ids of the chunks of files f (to which a
+// WHERE adds conditions on f): a file finds its chunks by the range of
+// their keys (see chunksOf). CROSS JOIN keeps files the outer loop (the
+// filters select files through their indexes): left to itself, the
+// planner took chunks' (fresh, key) index for selective and scanned
+// every chunk.
+const filesChunks = `SELECT fc.id FROM files f CROSS JOIN chunks fc ON fc.fresh IN (0, 1) AND fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path`
+
 // allowed returns the chunk ids whose files pass f (nil: every chunk).
 func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(uint32) bool, error) {
 	if f.Empty() {
 		return nil, nil
 	}
-	// Chunks reach their file's row by the path's UNIQUE index, and a
-	// file its chunks by the range of their keys (see chunksOf).
-	q := `SELECT fc.id FROM files f JOIN chunks fc ON fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path`
+	q := filesChunks
 	var where []string
 	var args []any
 	if f.Task != "" {
@@ -161,7 +167,7 @@ func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, text *postings.In
 // Chunk implements index.Store.
 func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) {
 	var h index.ChunkHit
-	err := ix.db.QueryRowContext(ctx, `SELECT path, no, start_line, end_line, text FROM chunks WHERE key = ?`, key).
+	err := ix.db.QueryRowContext(ctx, `SELECT path, no, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, key).
 		Scan(&h.Path, &h.No, &h.StartLine, &h.EndLine, &h.Text)
 	if err == sql.ErrNoRows {
 		return h, semfs.PathErr("search", "/", semfs.ErrNotExist, "no chunk "+key)

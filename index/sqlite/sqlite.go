@@ -97,7 +97,10 @@ const SchemaVersion = 2
 //	   BM25).
 //	6: no chunks_path index: a path's chunks are found through the range of
 //	   their keys (one B-tree fewer per chunk row written).
-const DerivedVersion = 6
+//	7: one index of chunks on (fresh, key) instead of a UNIQUE one on key
+//	   and chunks_need on key WHERE fresh = 0 (one B-tree fewer per chunk
+//	   row written); fresh is 0 or 1, and 1 where vec is set.
+const DerivedVersion = 7
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.
@@ -411,10 +414,10 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 		return problems, nil
 	}
 	counts := []struct{ what, a, b string }{
-		// Through the chunks' key index alone (a key is the path, '#' and
-		// five digits: index.ChunkKey).
+		// Through the chunks' index of (fresh, key) alone (a key is the
+		// path, '#' and five digits: index.ChunkKey).
 		{"chunk files vs indexed files", `SELECT count(DISTINCT substr(key, 1, length(key) - 6)) FROM chunks`,
-			`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`},
+			`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.fresh IN (0, 1) AND c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`},
 	}
 	for _, c := range counts {
 		var a, b int

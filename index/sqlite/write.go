@@ -693,9 +693,11 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 // chunksOf selects the chunks of one path through the index of their
 // keys (a chunk's key is its path, '#' and five digits: see
 // index.ChunkKey), with the arguments chunksOfArgs gives: chunks have no
-// index of their own on path (derived version 6). The path test drops
-// keys of a longer path that starts with path and '#'.
-const chunksOf = `key >= ? AND key < ? AND path = ?`
+// index of their own on path (derived version 6), and their index is on
+// (fresh, key), so the condition names both values of fresh (derived
+// version 7). The path test drops keys of a longer path that starts with
+// path and '#'.
+const chunksOf = `fresh IN (0, 1) AND key >= ? AND key < ? AND path = ?`
 
 func chunksOfArgs(path string) []any { return []any{path + "#", path + "$", path} }
 
