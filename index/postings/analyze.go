@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"sort"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -446,12 +447,19 @@ func le32(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-// Terms returns the terms of text (see Analyze) as strings.
+// Terms returns the terms of text (see Analyze) as strings. It stems
+// through a pooled Analyzer's cache and returns the cached strings: a
+// store calls it for the path of every file it indexes, and a path's
+// words (directory names, extensions) repeat from file to file.
 func Terms(text string) []string {
+	a := termsAnalyzers.Get().(*Analyzer)
+	defer termsAnalyzers.Put(a)
 	var out []string
-	Analyze(text, func(t []byte) { out = append(out, string(t)) })
+	a.Each(text, func(t string) { out = append(out, t) })
 	return out
 }
+
+var termsAnalyzers = sync.Pool{New: func() any { return new(Analyzer) }}
 
 // foldRune is how unicode61 with remove_diacritics 2 treats a non-ASCII
 // rune: -1 separates terms, 0 is dropped, anything else is the folded

@@ -1,6 +1,7 @@
 package postings
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,5 +72,43 @@ func BenchmarkTextBuilder(b *testing.B) {
 			tb.AddRaw(Terms(files[i]), t)
 		}
 		tb.Segment()
+	}
+}
+
+// BenchmarkTerms: the terms of a file's path, as a store takes them for
+// every file it indexes.
+func BenchmarkTerms(b *testing.B) {
+	var paths []string
+	for i := range 1000 {
+		paths = append(paths, index.IndexText(fmt.Sprintf("/notes/topic%d/meeting-notes-%05d.md", i%20, i)))
+	}
+	for i := 0; b.Loop(); i++ {
+		Terms(paths[i%len(paths)])
+	}
+}
+
+// BenchmarkConcat: the trigram segments of the two halves of net/http's
+// files joined, as a store joins the segments its workers built.
+func BenchmarkConcat(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	if err != nil || len(files) == 0 {
+		b.Fatal(files, err)
+	}
+	var halves [2]*Segment
+	for h := range halves {
+		gb := NewBuilder(Trigram)
+		for _, f := range files[h*len(files)/2 : (h+1)*len(files)/2] {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var tris []uint32
+			index.GrepTrigrams(string(src), func(t uint32) { tris = append(tris, t) })
+			gb.AddTrigrams(tris)
+		}
+		halves[h] = gb.Segment()
+	}
+	for b.Loop() {
+		Concat(halves[:])
 	}
 }

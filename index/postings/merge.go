@@ -73,11 +73,78 @@ func (m *Merge) Build() {
 // Concat joins segments of one kind into one: the documents of segs[0],
 // then those of segs[1], and so on.
 func Concat(segs []*Segment) *Segment {
+	if !slices.ContainsFunc(segs, func(s *Segment) bool { return s.raw != nil }) {
+		return concatBuilt(segs)
+	}
 	gs := make([]*seg, len(segs))
 	for i, s := range segs {
 		gs[i] = &seg{s: s}
 	}
 	out, _ := merge(gs, make([][]uint64, len(segs)))
+	return out
+}
+
+// concatBuilt is Concat of segments a builder made (none decoded): each
+// list of the result is its lists in segs one after the other, the
+// documents shifted by the documents before their segment, copied whole
+// (merge renumbers every posting through a map of the documents, and
+// copies each term to compare it).
+func concatBuilt(segs []*Segment) *Segment {
+	kind := segs[0].Kind
+	out := &Segment{Kind: kind}
+	total, docs := 0, 0
+	for _, s := range segs {
+		total += len(s.docs)
+		docs += len(s.IDs)
+	}
+	out.IDs = make([]uint32, 0, docs)
+	if kind == Text {
+		out.PathLen, out.BodyLen = make([]uint32, 0, docs), make([]uint32, 0, docs)
+	}
+	shift := make([]uint32, len(segs)) // documents before each segment
+	for i, s := range segs {
+		shift[i] = uint32(len(out.IDs))
+		out.IDs = append(out.IDs, s.IDs...)
+		if kind == Text {
+			out.PathLen = append(out.PathLen, s.PathLen...)
+			out.BodyLen = append(out.BodyLen, s.BodyLen...)
+		}
+	}
+	out.docs = make([]uint32, 0, total)
+	if kind == Text {
+		out.pathTF, out.bodyTF = make([]uint16, 0, total), make([]uint32, 0, total)
+	}
+	pos := make([]int, len(segs)) // next term of each segment
+	for {
+		term, found := "", false
+		for i, s := range segs {
+			if pos[i] < len(s.terms) && (!found || s.terms[pos[i]] < term) {
+				term, found = s.terms[pos[i]], true
+			}
+		}
+		if !found {
+			break
+		}
+		out.terms = append(out.terms, term)
+		out.offs = append(out.offs, uint32(len(out.docs)))
+		for i, s := range segs {
+			if pos[i] >= len(s.terms) || s.terms[pos[i]] != term {
+				continue
+			}
+			a, b := s.offs[pos[i]], s.offs[pos[i]+1]
+			n := len(out.docs)
+			out.docs = out.docs[:n+int(b-a)]
+			for j, d := range s.docs[a:b] {
+				out.docs[n+j] = d + shift[i]
+			}
+			if kind == Text {
+				out.pathTF = append(out.pathTF, s.pathTF[a:b]...)
+				out.bodyTF = append(out.bodyTF, s.bodyTF[a:b]...)
+			}
+			pos[i]++
+		}
+	}
+	out.offs = append(out.offs, uint32(len(out.docs)))
 	return out
 }
 

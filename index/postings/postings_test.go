@@ -512,19 +512,24 @@ func TestStem(t *testing.T) {
 }
 
 // An Analyzer's cached stems give Analyze's terms, also after its cache
-// starts over.
+// starts over; so does Terms, which goes through a pooled Analyzer.
 func TestAnalyzerEqualsAnalyze(t *testing.T) {
 	var words []string
 	for i := range 3 * maxStems / 2 {
 		words = append(words, fmt.Sprintf("connections%d hopping generalizations x%dies", i%(maxStems+7), i))
 	}
 	text := strings.Join(words, " ")
+	var want []string
+	Analyze(text, func(t []byte) { want = append(want, string(t)) })
 	var a Analyzer
 	for round := range 2 {
 		var got []string
 		a.Each(text, func(t string) { got = append(got, t) })
-		if want := Terms(text); !slices.Equal(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: Analyzer and Analyze differ (%d vs %d terms)", round, len(got), len(want))
+		}
+		if got := Terms(text); !slices.Equal(got, want) {
+			t.Fatalf("round %d: Terms and Analyze differ (%d vs %d terms)", round, len(got), len(want))
 		}
 	}
 	if len(a.words) > maxStems {
@@ -584,6 +589,25 @@ func TestConcat(t *testing.T) {
 	}
 	if got, want := Concat([]*Segment{tb(0, 10), raw, tb(30, 40)}).Encode(), tb(0, 40).Encode(); !slices.Equal(got, want) {
 		t.Fatal("concatenated trigram segment differs")
+	}
+	if got, want := Concat([]*Segment{tb(0, 10), tb(10, 30), tb(30, 30), tb(30, 40)}).Encode(), tb(0, 40).Encode(); !slices.Equal(got, want) {
+		t.Fatal("concatenated built trigram segments differ")
+	}
+	// Decoded or not, the segments concatenate to the same bytes.
+	parts := []*Segment{build(docs[:20]), build(docs[20:21]), build(docs[21:])}
+	for i, p := range parts {
+		for j := range p.IDs {
+			p.IDs[j] = uint32(100*i + j)
+		}
+	}
+	built := Concat(parts).Encode()
+	if d, err := Decode(parts[1].Encode()); err != nil {
+		t.Fatal(err)
+	} else {
+		parts[1] = d
+	}
+	if got := Concat(parts).Encode(); !slices.Equal(got, built) {
+		t.Fatal("concatenation of built segments differs from merge's")
 	}
 }
 
