@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/daemon"
+	"github.com/semfs/semfs/memfs"
 )
 
 // TestOpenFreeWritesIndexed runs the mount in the open-free mode
@@ -80,6 +82,18 @@ func TestOpenFreeRefusedOverBucket(t *testing.T) {
 	cfg, err := daemon.ParseConfig([]string{"-open-free"}, func(string) string { return "" }, os.Stderr)
 	if err != nil || !cfg.OpenFree {
 		t.Errorf("-open-free: %+v, %v", cfg.OpenFree, err)
+	}
+	// A tree given in code may change behind the mount: refused too.
+	needFUSE(t)
+	dir := t.TempDir()
+	d := &daemon.Main{Config: daemon.Config{Mode: daemon.ModeMount, Mount: dir + "/mnt", Socket: dir + "/semfs.sock", OpenFree: true},
+		Tree: memfs.New(), Logger: slog.New(slog.DiscardHandler)}
+	err = d.Start(context.Background())
+	if err == nil {
+		d.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "SEMFS_OPEN_FREE") {
+		t.Errorf("open-free over a tree given in code: %v; want a refusal naming SEMFS_OPEN_FREE", err)
 	}
 }
 

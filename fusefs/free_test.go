@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -475,7 +476,12 @@ func TestOpenFreeRemovedWhileOpen(t *testing.T) {
 // listed at once.
 func TestOpenFreeListings(t *testing.T) {
 	ctx := context.Background()
-	h := hostTree(t)
+	host := t.TempDir()
+	h, err := hostfs.Open(host, hostfs.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
 	tree := &listCountingFS{FS: h}
 	for _, p := range []string{"/d/a", "/d/b"} {
 		if err := semfs.WriteFile(ctx, h, p, []byte("x"), 0o644); err != nil {
@@ -514,6 +520,31 @@ func TestOpenFreeListings(t *testing.T) {
 	srv.Created("/d/e")
 	if got := strings.Join(list(), ","); got != "a,b,c,e" {
 		t.Errorf("after a reported create behind the mount: %s", got)
+	}
+
+	// A listing that takes several READDIRs is read from the tree once,
+	// and a removal through the mount is listed at once.
+	const many = 3000 // the kernel asks for 32 KiB of entries at a time
+	os.Mkdir(filepath.Join(host, "big"), 0o755)
+	for i := range many { // behind the mount, before it lists the directory
+		if err := os.WriteFile(filepath.Join(host, "big", fmt.Sprintf("file-with-a-longer-name-%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n = tree.lists.Load()
+	entries, err := os.ReadDir(filepath.Join(srv.Dir(), "big"))
+	if err != nil || len(entries) != many {
+		t.Fatalf("listed %d entries, %v; want %d", len(entries), err, many)
+	}
+	if got := tree.lists.Load() - n; got != 1 {
+		t.Errorf("a listing of %d entries read the tree %d times; want once", many, got)
+	}
+	if err := os.Remove(filepath.Join(srv.Dir(), "big", "file-with-a-longer-name-0007")); err != nil {
+		t.Fatal(err)
+	}
+	entries, err = os.ReadDir(filepath.Join(srv.Dir(), "big"))
+	if err != nil || len(entries) != many-1 || slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == "file-with-a-longer-name-0007" }) {
+		t.Errorf("after a removal through the mount: %d entries, %v", len(entries), err)
 	}
 }
 

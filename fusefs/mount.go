@@ -245,7 +245,7 @@ func serve(mountPoint, dir string, fsys semfs.FS, opts Options) (*Server, error)
 		fopts.DisabledCapabilities |= fuse.CAP_PASSTHROUGH
 	}
 	root := &node{t: t}
-	srv, err := mountNodes(mountPoint, root, fopts, opts.OpenFree && opts.Shared == nil)
+	srv, err := mountNodes(mountPoint, root, fopts, t.noOpendir)
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mounting %s: %w (mounting needs /dev/fuse and either root (CAP_SYS_ADMIN) or fusermount3 from the fuse3 package)", dir, err)
 	}
@@ -281,7 +281,9 @@ func mountNodes(mountPoint string, root gofs.InodeEmbedder, fopts *gofs.Options,
 // request (no OPENDIR, no RELEASEDIR) and keeps every listing it read
 // (FOPEN_CACHE_DIR) until a change through the mount or a reported one
 // drops it. go-fuse lists a directory only through an open handle, so a
-// READDIR without one opens a handle for its own duration.
+// READDIR without one opens a handle for its own duration (the listing
+// read for the first READDIR serves those that go on from it: see
+// tree.keptList).
 type dirFree struct{ fuse.RawFileSystem }
 
 func (d dirFree) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -77,6 +78,20 @@ type tree struct {
 	mapped mapWatch // files written by passthrough, for writes through mappings (mapped.go)
 
 	free freeFiles // host files read and written without a handle (Options.OpenFree, free.go)
+
+	// noOpendir: directories are opened without a request (dirFree in
+	// mount.go), which lists through a handle per READDIR; lastList
+	// keeps the last listing read for the READDIRs that go on from it,
+	// while listGen, counting the changes of names through the mount
+	// and reported ones, is unchanged.
+	noOpendir bool
+	listGen   atomic.Uint64
+	lastList  struct {
+		sync.Mutex
+		ino, gen uint64
+		at       time.Time
+		list     []fuse.DirEntry
+	}
 }
 
 type ioCount struct {
@@ -119,6 +134,7 @@ func newTree(fsys semfs.FS, opts Options) *tree {
 	}
 	t.mapped.t = t
 	t.free.init(t)
+	t.noOpendir = opts.OpenFree && opts.Shared == nil
 	t.entryTTL, t.attrTTL = *timeout(opts.EntryTimeout), *timeout(opts.AttrTimeout)
 	return t
 }
@@ -965,6 +981,12 @@ func (n *node) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 	if !ok {
 		return nil, syscall.ENOENT
 	}
+	ino, gen := n.StableAttr().Ino, n.t.listGen.Load()
+	if n.t.noOpendir {
+		if list, ok := n.t.keptList(ino, gen); ok {
+			return list, 0
+		}
+	}
 	entries, err := n.t.fsys.ReadDir(n.t.ctx(ctx), p)
 	if err != nil {
 		return nil, n.t.errno(err)
@@ -977,8 +999,31 @@ func (n *node) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		}
 		list = append(list, fuse.DirEntry{Name: e.Name(), Mode: mode, Ino: n.t.ino(semfs.Join(p, e.Name()), mode)})
 	}
-	return list, 0
+	if n.t.noOpendir {
+		l := &n.t.lastList
+		l.Lock()
+		l.ino, l.gen, l.at, l.list = ino, gen, time.Now(), list
+		l.Unlock()
+	}
+	return slices.Clone(list), 0
 }
+
+// keptList returns a copy of the last listing read, if it is of number
+// ino, no name changed since (gen) and it is less than a second old: a
+// listing of many entries takes several READDIRs, each through a handle
+// of its own where directories are opened without a request.
+func (t *tree) keptList(ino, gen uint64) ([]fuse.DirEntry, bool) {
+	l := &t.lastList
+	l.Lock()
+	defer l.Unlock()
+	if l.list == nil || l.ino != ino || l.gen != gen || time.Since(l.at) >= time.Second {
+		return nil, false
+	}
+	return slices.Clone(l.list), true
+}
+
+// renamed notes a change of names (listGen).
+func (t *tree) renamed() { t.listGen.Add(1) }
 
 // dirHandle is an open directory: its listing, read on the first READDIR,
 // and the position in it (go-fuse serialises a handle's READDIRs).
@@ -1129,6 +1174,7 @@ func (n *node) create(ctx context.Context, name string, flags uint32, mode uint3
 		rw.Close()
 		return nil, nil, n.t.errno(err)
 	}
+	n.t.renamed()
 	return n.newChild(ctx, p, info, out), &handle{t: n.t, rw: rw}, 0
 }
 
@@ -1143,6 +1189,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := semfs.Mkdir(ctx, n.t.fsys, p, fs.FileMode(mode&0o777)); err != nil {
 		return nil, n.t.errno(err)
 	}
+	n.t.renamed()
 	info, err := n.t.fsys.Stat(ctx, p)
 	if err != nil {
 		return nil, n.t.errno(err)
@@ -1172,6 +1219,7 @@ func (n *node) remove(ctx context.Context, name string, wantDir bool) syscall.Er
 	if err := semfs.Remove(ctx, n.t.fsys, p); err != nil {
 		return n.t.errno(err)
 	}
+	n.t.renamed()
 	n.t.forget(p, wantDir)
 	return 0
 }
@@ -1226,6 +1274,7 @@ func (n *node) rename(ctx context.Context, name string, np *node, newName string
 	if err := semfs.Rename(ctx, n.t.fsys, oldp, newp); err != nil {
 		return n.t.errno(err)
 	}
+	n.t.renamed()
 	if oldp != newp {
 		n.t.move(oldp, newp, n.t.mayBeDir(oldp))
 	}

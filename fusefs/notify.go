@@ -81,6 +81,7 @@ func (s *Server) Retagged(p string) {
 		return
 	}
 	t := s.t
+	t.renamed()
 	var entries []dirEntry
 	var dirs []*gofs.Inode
 	t.mu.Lock()
@@ -137,6 +138,7 @@ func (s *Server) changed(p, q string, update func(t *tree)) {
 		}
 	}
 	update(t)
+	t.renamed()
 	t.mu.Unlock()
 	t.ns.Unlock()
 	for _, e := range entries {
