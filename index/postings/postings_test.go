@@ -653,15 +653,30 @@ func TestBuilderLists(t *testing.T) {
 		var terms []TermTF
 		var tris []uint32
 		if d%7 != 3 { // every seventh document adds nothing
-			for i := range r.IntN(20) {
-				term := fmt.Sprintf("t%d", r.IntN(10+d)) // later documents bring new terms
+			count := r.IntN(20)
+			if d%2 == 0 {
+				count = 300 // the text postings fill more than one block too
+			}
+			for i := range count {
+				term := fmt.Sprintf("t%d", r.IntN(10+2*d)) // later documents bring new terms
 				if slices.ContainsFunc(terms, func(x TermTF) bool { return x.Term == term }) {
 					continue
 				}
 				terms = append(terms, TermTF{term, TF{Path: uint16(i % 3), Body: uint32(1 + r.IntN(5))}})
 			}
-			for range r.IntN(30) {
-				if t := uint32(r.IntN(1 << 21)); !slices.Contains(tris, t) {
+			// Enough postings to fill several of flatPostings' blocks,
+			// and a few documents too large for one.
+			n := r.IntN(30)
+			switch {
+			case d%100 == 10:
+				n = flatBlock + 500
+			case d%3 == 0:
+				n = 600
+			}
+			seen := map[uint32]bool{}
+			for range n {
+				if t := uint32(r.IntN(1 << 21)); !seen[t] {
+					seen[t] = true
 					tris = append(tris, t)
 				}
 			}

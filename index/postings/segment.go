@@ -263,8 +263,9 @@ func (b *Builder) list(term string) int32 {
 
 // AddText adds a text document as the next local number.
 func (b *Builder) AddText(d Doc) {
-	for _, t := range d.Terms {
-		b.post.addTF(b.list(t.Term), t.TF)
+	lists, path, body := b.post.reserve(len(d.Terms), true)
+	for k, t := range d.Terms {
+		lists[k], path[k], body[k] = b.list(t.Term), t.Path, t.Body
 	}
 	b.post.endDoc()
 	b.pathLen = append(b.pathLen, d.PathLen)
@@ -275,8 +276,9 @@ func (b *Builder) AddText(d Doc) {
 // AddTerms adds a document of distinct terms (a Trigram segment) as the
 // next local number.
 func (b *Builder) AddTerms(terms []string) {
-	for _, t := range terms {
-		b.post.add(b.list(t))
+	lists, _, _ := b.post.reserve(len(terms), false)
+	for k, t := range terms {
+		lists[k] = b.list(t)
 	}
 	b.post.endDoc()
 	b.n++
@@ -295,7 +297,8 @@ func (b *Builder) AddTrigrams(tris []uint32) {
 	if b.tri == nil {
 		b.tri = *triPool.Get().(*[]int32)
 	}
-	for _, t := range tris {
+	lists, _, _ := b.post.reserve(len(tris), false)
+	for k, t := range tris {
 		t &= 1<<21 - 1
 		i := b.tri[t] - 1
 		if i < 0 {
@@ -303,7 +306,7 @@ func (b *Builder) AddTrigrams(tris []uint32) {
 			b.tri[t] = i + 1
 			b.terms = append(b.terms, TrigramTerm(t))
 		}
-		b.post.add(i)
+		lists[k] = i
 	}
 	b.post.endDoc()
 	b.n++
@@ -332,24 +335,20 @@ func (b *Builder) Segment() *Segment {
 // posting's list number and, for Text, its frequencies — and sorts them
 // into per-term lists once, in flatten: a slice per term, appended to and
 // grown document by document, was a fifth of a small-file ingest's
-// allocations. The postings are kept in blocks of flatBlock, taken from
-// and given back to pools: one growing slice was copied at every growth
-// and allocated anew for every batch (a tenth of the analysis of small
-// files).
+// allocations. A document's postings go in one piece into blocks taken
+// from and given back to pools: one growing slice was copied at every
+// growth and allocated anew for every batch.
 type flatPostings struct {
-	lists []*[flatBlock]int32  // the list number of each posting
-	path  []*[flatBlock]uint16 // Text: each posting's frequency in the path
-	body  []*[flatBlock]uint32 // Text: and in the body
-	n     int                  // postings
-	ends  []uint32             // the end of each document's postings
+	lists [][]int32  // blocks: the list number of each posting
+	path  [][]uint16 // Text: each posting's frequency in the path
+	body  [][]uint32 // Text: and in the body
+	n     int        // postings
+	ends  []uint32   // the end of each document's postings (counted over all blocks)
 }
 
-// flatBlock is the number of postings in a block of a flatPostings.
-const (
-	flatShift = 14
-	flatBlock = 1 << flatShift
-	flatMask  = flatBlock - 1
-)
+// flatBlock is the capacity of a pooled block of a flatPostings; a
+// document with more postings gets a block of its own.
+const flatBlock = 1 << 14
 
 var (
 	listBlocks = sync.Pool{New: func() any { return new([flatBlock]int32) }}
@@ -357,40 +356,61 @@ var (
 	bodyBlocks = sync.Pool{New: func() any { return new([flatBlock]uint32) }}
 )
 
-func (f *flatPostings) add(list int32) {
-	if f.n&flatMask == 0 {
-		f.lists = append(f.lists, listBlocks.Get().(*[flatBlock]int32))
+// reserve returns room for the next n postings (with tf, for their
+// frequencies too), in one block.
+func (f *flatPostings) reserve(n int, tf bool) (lists []int32, path []uint16, body []uint32) {
+	last := len(f.lists) - 1
+	if last < 0 || cap(f.lists[last])-len(f.lists[last]) < n {
+		f.newBlock(n, tf)
+		last++
 	}
-	f.lists[f.n>>flatShift][f.n&flatMask] = list
-	f.n++
+	f.n += n
+	l := f.lists[last]
+	f.lists[last], lists = l[:len(l)+n], l[len(l):len(l)+n]
+	if tf {
+		p, b := f.path[last], f.body[last]
+		f.path[last], path = p[:len(p)+n], p[len(p):len(p)+n]
+		f.body[last], body = b[:len(b)+n], b[len(b):len(b)+n]
+	}
+	return lists, path, body
 }
 
-func (f *flatPostings) addTF(list int32, tf TF) {
-	if f.n&flatMask == 0 {
-		f.lists = append(f.lists, listBlocks.Get().(*[flatBlock]int32))
-		f.path = append(f.path, pathBlocks.Get().(*[flatBlock]uint16))
-		f.body = append(f.body, bodyBlocks.Get().(*[flatBlock]uint32))
+// newBlock starts a block with room for at least n postings.
+func (f *flatPostings) newBlock(n int, tf bool) {
+	if n > flatBlock {
+		f.lists = append(f.lists, make([]int32, 0, n))
+		if tf {
+			f.path = append(f.path, make([]uint16, 0, n))
+			f.body = append(f.body, make([]uint32, 0, n))
+		}
+		return
 	}
-	b, i := f.n>>flatShift, f.n&flatMask
-	f.lists[b][i] = list
-	f.path[b][i] = tf.Path
-	f.body[b][i] = tf.Body
-	f.n++
+	f.lists = append(f.lists, listBlocks.Get().(*[flatBlock]int32)[:0])
+	if tf {
+		f.path = append(f.path, pathBlocks.Get().(*[flatBlock]uint16)[:0])
+		f.body = append(f.body, bodyBlocks.Get().(*[flatBlock]uint32)[:0])
+	}
 }
 
 // endDoc ends the postings of the current document.
 func (f *flatPostings) endDoc() { f.ends = append(f.ends, uint32(f.n)) }
 
-// release gives the blocks back to their pools; f is empty after.
+// release gives the pooled blocks back; f is empty after.
 func (f *flatPostings) release() {
 	for _, b := range f.lists {
-		listBlocks.Put(b)
+		if cap(b) == flatBlock {
+			listBlocks.Put((*[flatBlock]int32)(b[:flatBlock]))
+		}
 	}
 	for _, b := range f.path {
-		pathBlocks.Put(b)
+		if cap(b) == flatBlock {
+			pathBlocks.Put((*[flatBlock]uint16)(b[:flatBlock]))
+		}
 	}
 	for _, b := range f.body {
-		bodyBlocks.Put(b)
+		if cap(b) == flatBlock {
+			bodyBlocks.Put((*[flatBlock]uint32)(b[:flatBlock]))
+		}
 	}
 	*f = flatPostings{}
 }
@@ -401,9 +421,8 @@ func (f *flatPostings) release() {
 func (f *flatPostings) flatten(kind Kind, terms []string, n int) *Segment {
 	defer f.release()
 	next := make([]uint32, len(terms)) // postings per list, then each list's next slot
-	for k, b := range f.lists {
-		m := min(flatBlock, f.n-k<<flatShift)
-		for _, l := range b[:m] {
+	for _, b := range f.lists {
+		for _, l := range b {
 			next[l]++
 		}
 	}
@@ -428,16 +447,18 @@ func (f *flatPostings) flatten(kind Kind, terms []string, n int) *Segment {
 		s.pathTF, s.bodyTF = make([]uint16, total), make([]uint32, total)
 	}
 	// Documents in order: each list gets its documents ascending.
-	var k int
-	for doc, end := range f.ends {
-		for ; k < int(end); k++ {
-			b, i := k>>flatShift, k&flatMask
-			l := f.lists[b][i]
+	doc, k := 0, uint32(0)
+	for bi, b := range f.lists {
+		for i, l := range b {
+			for k == f.ends[doc] {
+				doc++
+			}
+			k++
 			j := next[l]
 			next[l]++
 			s.docs[j] = uint32(doc)
 			if kind == Text {
-				s.pathTF[j], s.bodyTF[j] = f.path[b][i], f.body[b][i]
+				s.pathTF[j], s.bodyTF[j] = f.path[bi][i], f.body[bi][i]
 			}
 		}
 	}
@@ -467,9 +488,11 @@ func (b *TextBuilder) add(pathTerms []string, body string, raw bool) {
 	a := &b.a
 	a.pinned = true
 	bodyLen := a.count(pathTerms, body, raw)
-	for _, id := range a.seen {
-		b.post.addTF(id, a.tf[id])
-		a.tf[id] = TF{}
+	lists, path, bodies := b.post.reserve(len(a.seen), true)
+	for k, id := range a.seen {
+		tf := &a.tf[id]
+		lists[k], path[k], bodies[k] = id, tf.Path, tf.Body
+		*tf = TF{}
 	}
 	b.post.endDoc()
 	b.pathLen = append(b.pathLen, uint32(len(pathTerms)))
