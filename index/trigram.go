@@ -308,6 +308,25 @@ func (q *Query) String() string {
 func GrepTrigrams(text string, fn func(t uint32)) {
 	seen := triSeenPool.Get().(*triSeen)
 	defer triSeenPool.Put(seen)
+	seen.set = seen.add(seen.set[:0], text)
+	for _, t := range seen.set {
+		fn(t)
+	}
+}
+
+// AppendGrepTrigrams appends the trigrams GrepTrigrams gives for text to
+// dst, in the same order, and returns the extended slice: an indexer
+// collecting them calls no function per trigram.
+func AppendGrepTrigrams(dst []uint32, text string) []uint32 {
+	seen := triSeenPool.Get().(*triSeen)
+	defer triSeenPool.Put(seen)
+	return seen.add(dst, text)
+}
+
+// add appends the distinct trigrams of text (see GrepTrigrams) to dst,
+// and leaves s clear.
+func (s *triSeen) add(dst []uint32, text string) []uint32 {
+	start := len(dst)
 	var w uint32 // the last three folded bytes, one per 7 bits
 	valid := 0   // how many of them are printable ASCII (3 or more: w is a trigram)
 	for i := 0; i < len(text); i++ {
@@ -329,16 +348,15 @@ func GrepTrigrams(text string, fn func(t uint32)) {
 		if valid++; valid < 3 {
 			continue
 		}
-		if word, bit := w>>6, uint64(1)<<(w&63); seen.bits[word]&bit == 0 {
-			seen.bits[word] |= bit
-			seen.set = append(seen.set, w)
+		if word, bit := w>>6, uint64(1)<<(w&63); s.bits[word]&bit == 0 {
+			s.bits[word] |= bit
+			dst = append(dst, w)
 		}
 	}
-	for _, t := range seen.set {
-		seen.bits[t>>6] = 0
-		fn(t)
+	for _, t := range dst[start:] {
+		s.bits[t>>6] = 0
 	}
-	seen.set = seen.set[:0]
+	return dst
 }
 
 // triFold maps a byte to itself folded to lower case when it is printable
@@ -350,8 +368,9 @@ var triFold = func() (t [256]byte) {
 	return t
 }()
 
-// triSeen is a bitmap over all packed trigrams (256 KiB) and the list of
-// those set, reused across calls so that a call costs what its text does.
+// triSeen is a bitmap over all packed trigrams (256 KiB), clear between
+// calls, and a list for GrepTrigrams, reused across calls so that a call
+// costs what its text does.
 type triSeen struct {
 	bits [1 << 21 / 64]uint64
 	set  []uint32

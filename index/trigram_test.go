@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -105,6 +106,12 @@ func TestGrepTrigramsEqualDefinition(t *testing.T) {
 		got, want := trigramSet(text), grepTrigramsByDefinition(text)
 		if !maps.Equal(got, want) {
 			t.Fatalf("%q: %d trigrams, want %d", text, len(got), len(want))
+		}
+		var each []uint32
+		GrepTrigrams(text, func(t uint32) { each = append(each, t) })
+		prefix := []uint32{7, 9}
+		if appended := AppendGrepTrigrams(slices.Clone(prefix), text); !slices.Equal(appended, append(prefix, each...)) {
+			t.Fatalf("%q: AppendGrepTrigrams %v, GrepTrigrams %v", text, appended, each)
 		}
 	}
 }
