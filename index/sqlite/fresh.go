@@ -33,13 +33,18 @@ import (
 // file's tag fields or of a vector with the path it touched. Triggers on
 // files log the rows' updates and deletions (Put's upsert, Rename,
 // Remove, whatever statement makes them), so every process logs alike;
-// new rows are logged by the one statement that inserts them in bulk
-// (batch.insertFiles: a trigger's program run per row cost 4 % of a
-// small-file ingest's writer); the vector writes (embed.go) log the paths of the
-// vectors they set, one entry per path and transaction; WipeVectors and
-// rebuildDerived log an empty path, meaning "reload everything". seq is an INTEGER
-// PRIMARY KEY (max+1), so seqs are contiguous; only the oldest entries
-// are pruned (freshKeep). Memory remembers the seq it reflects (logSeq);
+// new rows are logged by the Put inserting them (batch.insertFiles: a
+// trigger's program run per row cost 4 % of a small-file ingest's
+// writer); the vector writes (embed.go) log the paths of the vectors
+// they set; WipeVectors and rebuildDerived log an empty path, meaning
+// "reload everything". Those writers log their paths with logPaths, in
+// one batch entry per transaction: its path column holds the paths,
+// each after a newline (a path holds no control character, see
+// semfs.Clean), and its seq is the previous one plus the number of
+// paths, so seqs still count logged paths: the entry ends the span
+// (seq-n, seq]. seq is an INTEGER PRIMARY KEY, so a transaction's
+// entries are contiguous spans (it holds the write lock); only the
+// oldest entries are pruned (freshKeep). Memory remembers the seq it reflects (logSeq);
 // a lookup of tags or vectors reads max(seq) and, when another process
 // logged more, re-reads the rows of the logged paths only (everything
 // after a reset entry or when entries it needs were pruned). A write of
@@ -68,8 +73,8 @@ DROP TRIGGER IF EXISTS fresh_chunks_vec;
 // them per path.
 var freshObjects = []string{"fresh_log", "fresh_files_delete", "fresh_files_access"}
 
-// freshKeep is how many fresh_log entries are kept: a process that falls
-// further behind reloads everything.
+// freshKeep is how many logged paths (seqs) fresh_log keeps: a process
+// that falls further behind reloads everything.
 const freshKeep = 1 << 16
 
 const logHeadSQL = `SELECT coalesce(max(seq), 0) FROM fresh_log`
@@ -266,10 +271,23 @@ func (ch *memChanges) chunk(key string, vec []float32) {
 }
 
 // logPaths logs paths (each once, in order) in tx and returns the seq
-// before the first entry and the last entry's. The entries are
-// contiguous: the transaction holds the write lock, and an INTEGER
-// PRIMARY KEY takes max+1.
+// before their span and the span's last: one batch entry (see freshSQL),
+// or, for one path or a path holding a newline, an entry per path. The
+// span is contiguous: the transaction holds the write lock.
 func logPaths(ctx context.Context, tx *sql.Tx, paths []string) (start, end int64, err error) {
+	if len(paths) > 1 && !slices.ContainsFunc(paths, func(p string) bool { return strings.ContainsRune(p, '\n') }) {
+		var b strings.Builder
+		for _, p := range paths {
+			b.WriteByte('\n')
+			b.WriteString(p)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO fresh_log(seq, path) SELECT coalesce(max(seq), 0) + ?, ? FROM fresh_log`, len(paths), b.String())
+		if err != nil {
+			return 0, 0, err
+		}
+		end, err := res.LastInsertId()
+		return end - int64(len(paths)), end, err
+	}
 	for rest := paths; len(rest) > 0; {
 		n := min(len(rest), 500)
 		args := make([]any, n)
@@ -286,6 +304,18 @@ func logPaths(ctx context.Context, tx *sql.Tx, paths []string) (start, end int64
 		}
 	}
 	return end - int64(len(paths)), end, nil
+}
+
+// eachLogged calls fn with each path of a fresh_log entry: the entry's
+// path, or the paths of a batch entry (see freshSQL).
+func eachLogged(entry string, fn func(path string)) {
+	if !strings.HasPrefix(entry, "\n") {
+		fn(entry)
+		return
+	}
+	for p := range strings.SplitSeq(entry[1:], "\n") {
+		fn(p)
+	}
 }
 
 // keyPath is the path of a vector's key in space: the key itself for
@@ -319,17 +349,23 @@ func (ix *Index) readChanges(ctx context.Context, seen int64) (*memChanges, erro
 	if err != nil {
 		return nil, err
 	}
+	dup := map[string]bool{}
 	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
+		var e string
+		if err := rows.Scan(&e); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if p == "" {
+		if e == "" {
 			rows.Close()
 			return ch, ch.readAll(ctx, tx)
 		}
-		ch.paths = append(ch.paths, p)
+		eachLogged(e, func(p string) {
+			if !dup[p] {
+				dup[p] = true
+				ch.paths = append(ch.paths, p)
+			}
+		})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -591,18 +627,22 @@ func (ix *Index) PeerChanges(ctx context.Context, since index.Cursor) (index.Cha
 	dup := map[string]bool{}
 	for rows.Next() {
 		var seq int64
-		var p string
-		if err := rows.Scan(&seq, &p); err != nil {
+		var e string
+		if err := rows.Scan(&seq, &e); err != nil {
 			return same, storeErr("changes", "/", err)
 		}
-		if own(seq) || dup[p] {
+		if own(seq) {
 			continue
 		}
-		if p == "" { // a reset entry
+		if e == "" { // a reset entry
 			return index.Changes{All: true, Next: ch.Next}, nil
 		}
-		dup[p] = true
-		ch.Paths = append(ch.Paths, p)
+		eachLogged(e, func(p string) {
+			if !dup[p] {
+				dup[p] = true
+				ch.Paths = append(ch.Paths, p)
+			}
+		})
 	}
 	if err := rows.Err(); err != nil {
 		return same, storeErr("changes", "/", err)

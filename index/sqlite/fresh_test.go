@@ -613,3 +613,49 @@ func BenchmarkPeerChanges(b *testing.B) {
 		})
 	}
 }
+
+// A Put of many new files logs them in one batch entry (see freshSQL):
+// another process lists each of them in PeerChanges and sees their tags
+// at its next lookup, the writer's own PeerChanges leaves them out, and
+// a batch holding a path with a newline logs each path on its own.
+func TestBatchEntrySeenByPeer(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	a, b := open(t, path), open(t, path)
+	_, _, cb := peerChanges(t, b, 0)
+	_, _, ca := peerChanges(t, a, 0)
+	if got := tagHits(t, b, "raptors"); len(got) != 0 {
+		t.Fatalf("tag hits before the Put: %v", got)
+	}
+	var items []index.Item
+	var want []string
+	for i := range 300 {
+		p := fmt.Sprintf("/batch/%03d.md", i)
+		items = append(items, item(p, "harrier note\n", semfs.Tags{Task: "raptors"}))
+		want = append(want, p)
+	}
+	if err := a.Put(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	var entries int
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM fresh_log WHERE seq > ?`, int64(cb)-1).Scan(&entries); err != nil || entries != 1 {
+		t.Fatalf("the Put of 300 files logged %d entries (%v), want one", entries, err)
+	}
+	paths, all, cb2 := peerChanges(t, b, cb)
+	if all || !slices.Equal(paths, want) || int64(cb2-cb) != 300 {
+		t.Errorf("PeerChanges after A's batch: %d paths (first %q), all %v, cursor %d → %d; want the 300 paths and the cursor 300 further", len(paths), paths[:min(1, len(paths))], all, cb, cb2)
+	}
+	if got := tagHits(t, b, "raptors"); !slices.Equal(got, want) {
+		t.Errorf("B's tag hits after A's batch: %d, want 300", len(got))
+	}
+	if paths, all, _ := peerChanges(t, a, ca); all || len(paths) != 0 {
+		t.Errorf("A's own batch in A's PeerChanges: %d paths, all %v; want none", len(paths), all)
+	}
+	odd := "/odd\nname.md"
+	if err := a.Put(ctx, item(odd, "kite\n", semfs.Tags{}), item("/batch/x.md", "kite\n", semfs.Tags{})); err != nil {
+		t.Fatal(err)
+	}
+	if paths, all, _ := peerChanges(t, b, cb2); all || !slices.Equal(paths, []string{"/batch/x.md", odd}) {
+		t.Errorf("PeerChanges after a batch with a newline in a path: %q, all %v", paths, all)
+	}
+}

@@ -198,6 +198,11 @@ func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, p
 	if err := w.insertFiles(ctx, ix, tx); err != nil {
 		return nil, err
 	}
+	if len(w.newPaths) > 0 {
+		if _, _, err := logPaths(ctx, tx, w.newPaths); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.insertChunks(ctx, ix, tx); err != nil {
 		return nil, err
 	}
@@ -212,6 +217,7 @@ func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, p
 type batch struct {
 	fileArgs   []any           // columns of new files rows to insert (newFileCols each)
 	filePaths  map[string]bool // paths with rows in fileArgs
+	newPaths   []string        // paths of the rows inserted from fileArgs
 	lastFile   int64           // the largest file id given so far (0: not read yet)
 	chunkArgs  []any           // columns of chunks rows to insert (chunkCols each)
 	chunkPaths map[string]bool // paths with rows in chunkArgs
@@ -335,21 +341,16 @@ func init() {
 	}
 }
 
-// insertFiles inserts the waiting new files rows and logs their paths in
-// fresh_log (see freshSQL). It is the one statement that inserts files
-// rows: putTx's upsert is only run for a path that has a row (read in
-// this transaction, or by Files at the generation still current), and
-// the fresh_files_access trigger logs its update.
+// insertFiles inserts the waiting new files rows and adds their paths
+// to newPaths, which putItems logs in fresh_log (see freshSQL). It is the
+// one statement that inserts files rows: putTx's upsert is only run for
+// a path that has a row (read in this transaction, or by Files at the
+// generation still current), and the fresh_files_access trigger logs its
+// update.
 func (w *batch) insertFiles(ctx context.Context, ix *Index, tx *sql.Tx) error {
 	err := w.insertRows(ctx, ix, tx, &filesTable, w.fileArgs)
-	for rows := w.fileArgs; err == nil && len(rows) > 0; {
-		n := stmtRows(len(rows) / fileColumns)
-		w.vals = w.vals[:0]
-		for r := range n {
-			w.vals = append(w.vals, rows[r*fileColumns+1]) // path
-		}
-		rows = rows[n*fileColumns:]
-		_, err = ix.txExec(ctx, tx, `INSERT INTO fresh_log(path) VALUES `+strings.Repeat("(?),", n-1)+"(?)", w.vals...)
+	for r := 0; r < len(w.fileArgs); r += fileColumns {
+		w.newPaths = append(w.newPaths, w.fileArgs[r+1].(string))
 	}
 	w.fileArgs = w.fileArgs[:0]
 	clear(w.filePaths)
