@@ -52,6 +52,8 @@ func TestWithServer(t *testing.T) {
 		{"ListenerOrderedWithOwnWrites", testListenerOrderedWithOwnWrites},
 		{"PeerChangesListOwnWriteOnceCommitted", testPeerChangesListOwnWriteOnceCommitted},
 		{"NoLostUpdateBetweenDaemons", testNoLostUpdateBetweenDaemons},
+		{"UpdateOfNewRowWaits", testUpdateOfNewRowWaits},
+		{"UpdatesOfOverlappingPaths", testUpdatesOfOverlappingPaths},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -142,26 +143,80 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 
 var _ index.UpdatingStore = (*Index)(nil)
 
-// Update implements index.UpdatingStore: the rows of paths are read with
-// FOR UPDATE in the transaction that writes build's items, so a write of
-// one of them by another daemon (or this one) commits before the read or
-// waits for this transaction. (A row that does not exist yet is not
-// locked: two daemons creating one path at once both build it anew.)
+// Update's advisory locks. FOR UPDATE locks only rows that exist, so
+// Update first takes a transaction lock on each path (class pathLocks,
+// key the path's hash): an Update of a path without a row, such as a
+// daemon's tag of a file whose first row another daemon is writing, then
+// waits for the other's commit and reads the row it wrote, instead of
+// both building the row from nothing and the later overwriting the
+// earlier (its groups lost, the file public). A lock per path uses an
+// entry of the server's shared lock table (max_locks_per_transaction per
+// connection), so an Update of more than manyPaths paths takes
+// allPathsLock instead, which every Update holds shared otherwise.
+const (
+	pathLocks    = 74233 // class of the (class, hash) locks; 74231 and 74232 are single-key locks
+	allPathsLock = 74234
+	manyPaths    = 256
+)
+
+// pathKeys returns the lock keys of paths, sorted and without repeats:
+// taken in that order, two Updates of overlapping paths cannot wait for
+// each other.
+func pathKeys(paths []string) []int32 {
+	keys := make([]int32, 0, len(paths))
+	for _, p := range paths {
+		h := fnv.New32a()
+		h.Write([]byte(p))
+		keys = append(keys, int32(h.Sum32()))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// Update implements index.UpdatingStore: the paths are locked (see
+// pathLocks) and their rows read with FOR UPDATE in the transaction that
+// writes build's items, so a write of one of them by another daemon (or
+// this one) through Update commits before the read or waits for this
+// transaction, whether or not the row exists yet. Put, Remove and Rename
+// take no path lock: they are ordered with an Update only where the row
+// exists (a Put of a new row can still overwrite one an Update wrote).
 func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	// Locked in path order, so two updates of the same rows cannot wait
-	// for each other.
 	sorted := slices.Clone(paths)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	return ix.write(ctx, "index", paths[0], func(tx pgx.Tx) (*change, error) {
-		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
+		// The locks and the read go in one round trip.
+		b := &pgx.Batch{}
+		if len(sorted) > manyPaths {
+			b.Queue(`SELECT pg_advisory_xact_lock($1::int8)`, allPathsLock)
+		} else {
+			b.Queue(`SELECT pg_advisory_xact_lock_shared($1::int8)`, allPathsLock)
+			// unnest yields the keys in order, and each row's lock is
+			// taken before the next row is read.
+			b.Queue(`SELECT pg_advisory_xact_lock($1::int4, k) FROM unnest($2::int4[]) AS k`, pathLocks, pathKeys(sorted))
+		}
+		// Rows locked in path order, so two updates of the same rows
+		// cannot wait for each other.
+		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
+		res := tx.SendBatch(ctx, b)
+		for range b.Len() - 1 {
+			if _, err := res.Exec(); err != nil {
+				res.Close()
+				return nil, err
+			}
+		}
+		rows, err := res.Query()
 		if err != nil {
+			res.Close()
 			return nil, err
 		}
 		files, err := pgx.CollectRows(rows, scanFileRow)
+		if cerr := res.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,76 @@
+package postgres
+
+// Review 7 evidence test for c160281. Run:
+// go test -race -run TestRev7 ./index/postgres
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/hostfs"
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/internal/testserver"
+	"github.com/semfs/semfs/meta"
+)
+
+// TestRev7TagOfNewFileLostToFirstSave: Update locks only rows that exist.
+// Daemon A writes a new file /x.md (no row yet); while A builds its row
+// (read FOR UPDATE found nothing, so nothing is locked), daemon B, which
+// sees the file in the shared tree, restricts it to finance: B's Update
+// finds no row, inserts a pending row with the groups and commits. A then
+// inserts its row, built from "no row", and ON CONFLICT overwrites B's
+// groups: the file B restricted is public, although B's tag succeeded.
+// This is the exposure c160281 says it removes, for a file's first save.
+func TestRev7TagOfNewFileLostToFirstSave(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	dir := t.TempDir()
+	layer := func(store index.Store) *meta.FS {
+		t.Helper()
+		host, err := hostfs.Open(dir, hostfs.ReadWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { host.Close() })
+		m, err := meta.New(host, store, meta.Options{PeerPoll: -1, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	g := &gatedRows{Index: openStore(t, dsn)}
+	a, b := layer(g), layer(openStore(t, dsn))
+	done := make(chan error, 1)
+	hook := func() {
+		go func() {
+			done <- b.SetTags(ctx, "/x.md", semfs.Tags{Task: "audit", Groups: []string{"finance"}})
+		}()
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(2 * time.Second):
+		}
+	}
+	g.hook.Store(&hook)
+	if err := a.WriteFile(semfs.WithPrincipal(ctx, semfs.Principal{ID: "app"}), "/x.md", []byte("board numbers\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if g.hook.Load() != nil {
+		t.Fatal("A did not read the row")
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("B's tag: %v", err)
+	}
+	row, err := openStore(t, dsn).File(ctx, "/x.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row.Groups) == 0 {
+		t.Errorf("B restricted /x.md to finance (its tag returned nil) while A stored the file's first row; the row now: groups=%v task=%q — the file is public", row.Groups, row.Task)
+	}
+}
