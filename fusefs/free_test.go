@@ -250,6 +250,29 @@ func TestOpenFreeFsyncAndUnmount(t *testing.T) {
 	if !found {
 		t.Errorf("after the unmount the tree saw %+v; want a close of /g holding 22", tree.closed())
 	}
+
+	// Unmounted by another process (a daemon without CAP_SYS_ADMIN has
+	// its helper unmount): Wait reports the file.
+	srv, err = Mount(t.TempDir(), tree, Options{KeepCache: true, OpenFree: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(srv.Dir(), "f"), []byte("33"), 0o644); err != nil {
+		srv.Unmount()
+		t.Fatal(err)
+	}
+	if err := exec.Command("umount", srv.Dir()).Run(); err != nil {
+		srv.Unmount()
+		t.Fatal(err)
+	}
+	srv.Wait()
+	found = false
+	for _, w := range tree.closed() {
+		found = found || (w.path == "/f" && w.data == "33")
+	}
+	if !found {
+		t.Errorf("after an unmount by another process and Wait the tree saw %+v; want a close of /f holding 33", tree.closed())
+	}
 }
 
 // asOther runs a shell command as another user.

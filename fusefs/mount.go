@@ -127,8 +127,13 @@ func (s *Server) Passthrough() bool { return s.t.passthrough.Load() }
 // Dir is the mount point.
 func (s *Server) Dir() string { return s.dir }
 
-// Wait blocks until the file system is unmounted.
-func (s *Server) Wait() { s.srv.Wait() }
+// Wait blocks until the file system is unmounted (by Unmount or by anyone
+// else), then reports the files written without a handle in the
+// open-free mode (Options.OpenFree) to the tree, as Unmount does.
+func (s *Server) Wait() {
+	s.srv.Wait()
+	s.t.free.close()
+}
 
 func timeout(d time.Duration) *time.Duration {
 	switch {
