@@ -14,8 +14,11 @@
 // the store fails to remove leaves them (restricted ones stay restricted);
 // the next write of rows at that path (a save, a tag, a rename) removes
 // them first, and fails while it cannot, so that a file created there
-// again never takes the removed file's groups or created_by. A restart
-// forgets them: Reconcile removes rows whose files are gone.
+// again never takes the removed file's groups or created_by. Only the
+// removed files' rows go: those the failed removal read, still unchanged
+// (or, when it could not read them, rows not written after it); a row
+// another process wrote there since stays, restricted as the store holds
+// it. A restart forgets them: Reconcile removes rows whose files are gone.
 //
 // Saves that finish together share one store transaction (group commit): a
 // save waits for the commit that holds its row, so what a close or fsync
@@ -96,7 +99,9 @@ import (
 	"io/fs"
 	"iter"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,11 +208,10 @@ type FS struct {
 
 	mu sync.Mutex // serialises read-modify-write of file rows
 
-	// unremoved are the paths whose files were removed through the layer
-	// while the store failed to remove their rows: the rows at or below
-	// each are removed files'. A write of rows there removes them first
-	// (clearUnremoved). Guarded by mu.
-	unremoved []string
+	// unremoved are the removals through the layer whose rows the store
+	// failed to remove. A write of rows at or below one removes the
+	// removed files' rows there first (clearUnremoved). Guarded by mu.
+	unremoved []removal
 
 	group   group   // saves waiting to share a commit
 	tickets tickets // the order of the saves of one path
@@ -618,7 +622,7 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 	// is still there) cannot put the row back after this.
 	f.mu.Lock()
 	err := f.store.Remove(context.WithoutCancel(ctx), p, true)
-	f.noteRemoved(p, err)
+	f.noteRemoved(context.WithoutCancel(ctx), p, err)
 	f.mu.Unlock()
 	if held {
 		// After run: see Rename.
@@ -635,27 +639,69 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 	return nil
 }
 
-// noteRemoved records the outcome err of the store's removal of the rows
-// at or below p, whose files are gone. The caller holds f.mu.
-func (f *FS) noteRemoved(p string, err error) {
-	if err != nil {
-		for _, d := range f.unremoved {
-			if semfs.HasPrefix(p, d) {
-				return // recorded already
-			}
-		}
+// removal is a removal of root whose rows the store failed to remove.
+// Other processes (a second daemon, the CLI on the same index) may write
+// rows below root before they are cleared, and those are theirs to keep:
+// the removed files' rows are told apart by rows, or by at.
+type removal struct {
+	root string
+	// rows are the rows at or below root as the failed removal left
+	// them: a row is a removed file's while it is still there unchanged
+	// (see sameRow). Nil when they could not be read either; then a row
+	// neither created nor updated after at is a removed file's.
+	rows map[string]semfs.Meta
+	at   time.Time
+}
+
+// removed reports whether the row m, read at or below r.root, is a
+// removed file's.
+func (r *removal) removed(m semfs.Meta) bool {
+	if r.rows == nil {
+		return !m.CreatedAt.After(r.at) && !m.UpdatedAt.After(r.at)
 	}
-	// The entries at or below p were removed now, or p covers them.
+	old, ok := r.rows[m.Path]
+	return ok && sameRow(old, m)
+}
+
+// sameRow reports whether a row read again (b) is the row a was: a save
+// changes its times or bytes' fields, and a tag its tags. Links are not
+// compared: a rename anywhere rewrites the links that point at it.
+func sameRow(a, b semfs.Meta) bool {
+	return a.CreatedBy == b.CreatedBy && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
+		a.Size == b.Size && a.Hash == b.Hash &&
+		a.Task == b.Task && slices.Equal(a.RelatedApps, b.RelatedApps) && a.Summary == b.Summary &&
+		a.Provenance == b.Provenance && maps.Equal(a.Extra, b.Extra) &&
+		slices.Equal(a.Groups, b.Groups) && a.Public == b.Public
+}
+
+// noteRemoved records the outcome err of the store's removal of the rows
+// at or below p, whose files are gone: on failure, with the rows the
+// store kept. The caller holds f.mu.
+func (f *FS) noteRemoved(ctx context.Context, p string, err error) {
+	// The removals at or below p were done now, or this one covers them.
 	kept := f.unremoved[:0]
-	for _, d := range f.unremoved {
-		if !semfs.HasPrefix(d, p) {
-			kept = append(kept, d)
+	for _, r := range f.unremoved {
+		if !semfs.HasPrefix(r.root, p) {
+			kept = append(kept, r)
 		}
 	}
 	f.unremoved = kept
-	if err != nil {
-		f.unremoved = append(f.unremoved, p)
+	if err == nil {
+		return
 	}
+	r := removal{root: p, at: f.opts.Now()}
+	rows := map[string]semfs.Meta{}
+	werr := f.store.WalkFiles(ctx, p, func(row index.File) error {
+		rows[row.Path] = row.Meta
+		return nil
+	})
+	if werr == nil && len(rows) == 0 {
+		return
+	}
+	if werr == nil {
+		r.rows = rows
+	}
+	f.unremoved = append(f.unremoved, r)
 }
 
 // clearUnremoved removes, before rows at or below any of paths are
@@ -666,14 +712,11 @@ func (f *FS) noteRemoved(p string, err error) {
 // them; the rows written meanwhile would otherwise be removed with them
 // later. The caller holds f.mu.
 func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
-	if len(f.unremoved) == 0 {
-		return nil
-	}
 	for i := 0; i < len(f.unremoved); {
-		d := f.unremoved[i]
+		r := &f.unremoved[i]
 		hit := false
 		for _, p := range paths {
-			if semfs.HasPrefix(p, d) || semfs.HasPrefix(d, p) {
+			if semfs.HasPrefix(p, r.root) || semfs.HasPrefix(r.root, p) {
 				hit = true
 				break
 			}
@@ -682,14 +725,56 @@ func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 			i++
 			continue
 		}
-		if err := f.store.Remove(ctx, d, true); err != nil {
-			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them: %w", d, err)
+		if err := f.clearRemoval(ctx, r); err != nil {
+			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them: %w", r.root, err)
 		}
-		f.unremoved = append(f.unremoved[:i], f.unremoved[i+1:]...)
-		// Nothing else wrote rows there since (every write clears first).
-		f.vis.drop(d)
+		f.unremoved = slices.Delete(f.unremoved, i, i+1)
 	}
 	return nil
+}
+
+// clearRemoval removes the removed files' rows that r left in the store,
+// and no row written at or below r.root since, and brings the
+// restrictions there in step with the store: those of the removed rows
+// go, the others are as the store holds them (another process may have
+// set them, and this one's poller not applied them yet). The caller
+// holds f.mu.
+func (f *FS) clearRemoval(ctx context.Context, r *removal) error {
+	var gone []string
+	var live []semfs.Meta
+	err := f.store.WalkFiles(ctx, r.root, func(row index.File) error {
+		if r.removed(row.Meta) {
+			gone = append(gone, row.Path)
+		} else {
+			live = append(live, row.Meta)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range live {
+		f.vis.set(m.Path, m.Tags)
+	}
+	if len(live) == 0 {
+		// Every row there is a removed file's: one removal. (A row
+		// another process writes between the read and this removal
+		// goes with them, as with any removal of a subtree.)
+		if err := f.store.Remove(ctx, r.root, true); err != nil {
+			return err
+		}
+		f.vis.dropEach(gone)
+		return nil
+	}
+	var done []string
+	for _, p := range gone {
+		if err = f.store.Remove(ctx, p, false); err != nil {
+			break
+		}
+		done = append(done, p)
+	}
+	f.vis.dropEach(done)
+	return err
 }
 
 // RemoveAll implements semfs.RemoveAllFS.

@@ -143,6 +143,30 @@ func (r *restricted) drop(dir string) {
 	r.paths = append(kept, r.paths[hi:]...)
 }
 
+// dropEach lifts the restrictions of exactly paths (and of nothing
+// below them).
+func (r *restricted) dropEach(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		gone[p] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := r.paths[:0]
+	for _, p := range r.paths {
+		if gone[p] {
+			r.touch(p)
+			delete(r.groups, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	r.paths = kept
+}
+
 // rename moves the restrictions at or below o to the same place below n,
 // replacing n's, in one step (a moved restricted file is never seen
 // unrestricted). tags, if not nil, are the tags of the row now at n (a
