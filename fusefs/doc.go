@@ -136,7 +136,8 @@
 // file. Passthrough, and with it the mapping watch, is off; the mode
 // needs KeepCache and excludes WriteBack. The host file opened first
 // fixes the file's identity: a file replaced behind the mount and not yet
-// reported answers ESTALE. A file removed or renamed over through the
+// reported answers ESTALE through the old descriptor (and the mount drops
+// the kernel's name, so a new open reads the new file). A file removed or renamed over through the
 // mount stays readable and fstat-able through descriptors opened before,
 // from a host file the change kept open until the kernel forgets the
 // inode. Where no listing differs by caller ([Options.Shared] is nil),

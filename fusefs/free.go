@@ -39,9 +39,9 @@ import (
 // The first host file opened for a number fixes its identity (device and
 // inode): a later open through the number that finds another host file at
 // the path (the file was replaced behind the mount and the change is not
-// reported yet) answers ESTALE and drops the number, as an open does in
-// the default mode; the caller's descriptor then stays stale, as on NFS,
-// and a new open(2) reads the new file once the replacement is reported.
+// reported yet) answers ESTALE and drops the number and the kernel's
+// name, as a reported replacement does; the caller's descriptor then
+// stays stale, as on NFS, and a new open(2) reads the new file.
 //
 // A number renamed over or removed through the mount has no path, yet
 // programs may hold it open (the mount cannot know: opens send nothing).
@@ -208,7 +208,14 @@ func (f *freeFiles) acquire(ctx context.Context, ino uint64, write, own bool) (*
 		if e.known && e.id != id {
 			f.mu.Unlock()
 			h.file().Close()
-			f.t.dropNumber(ino) // another file stands at the name
+			// Another file stands at the name: drop the number, and
+			// the kernel's name (outside this request), so that the next
+			// open(2) looks it up again.
+			p, named := f.t.pathOf(ino)
+			f.t.dropNumber(ino)
+			if named {
+				go (&Server{t: f.t}).Replaced(p)
+			}
 			return nil, syscall.ESTALE
 		}
 		e.id, e.known = id, true
