@@ -253,6 +253,11 @@ func (f *freeFiles) adopt(ctx context.Context, h *handle, write bool) {
 		}
 	}
 	f.mu.Lock()
+	if f.closed { // a create served after the unmount (a lazy detach)
+		f.mu.Unlock()
+		closeAll(f.t, []*freeHandle{{h: h}})
+		return
+	}
 	e := f.files[h.ino]
 	if e == nil {
 		e = &freeFile{}

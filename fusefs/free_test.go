@@ -592,3 +592,28 @@ func (l *listCountingFS) ReadDir(ctx context.Context, name string) ([]fs.DirEntr
 	l.lists.Add(1)
 	return l.FS.ReadDir(ctx, name)
 }
+
+// TestOpenFreeAfterClose: once the mount's host files were closed for the
+// unmount (a lazily detached mount still serves its open descriptors), a
+// file created or written is reported as soon as its request ends.
+func TestOpenFreeAfterClose(t *testing.T) {
+	srv, tree, _, _ := mountOpenFree(t)
+	srv.t.free.close()
+	if err := os.WriteFile(filepath.Join(srv.Dir(), "late"), []byte("late"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tree.waitClosed("/late", "late"); !ok {
+		t.Errorf("a file written after the close was not reported: %+v", tree.closed())
+	}
+	f, err := os.Create(filepath.Join(srv.Dir(), "empty")) // created, never written
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, ok := tree.waitClosed("/empty", ""); !ok {
+		t.Errorf("a file created after the close was not reported: %+v", tree.closed())
+	}
+	if n := openFreeFiles(srv.t); n != 0 {
+		t.Errorf("%d host files open after the close", n)
+	}
+}
