@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -209,6 +211,34 @@ func TestOldIndexVersionsRebuilt(t *testing.T) {
 				t.Fatalf("reopen after re-indexing repaired %v", re.Repaired)
 			}
 		})
+	}
+}
+
+// Chunk keys are unique by construction, not by the index: a Put whose
+// chunk numbers repeat, go down or need six digits fails with a clear
+// error and writes nothing.
+func TestChunkNumbersChecked(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "i.db"))
+	ok := item("/ok.md", "fine\n", semfs.Tags{})
+	for _, nos := range [][]int{{0, 0}, {1, 0}, {0, 100000}, {-1}} {
+		bad := item("/bad.md", "one\n\ntwo\n", semfs.Tags{})
+		var chunks []index.Chunk
+		for _, no := range nos {
+			chunks = append(chunks, index.Chunk{No: no, StartLine: 1, EndLine: 1, Text: fmt.Sprint("chunk ", no)})
+		}
+		bad.Content.Chunks = chunks
+		err := ix.Put(ctx, ok, bad)
+		if !errors.Is(err, semfs.ErrInvalid) || !strings.Contains(err.Error(), "chunk number") {
+			t.Errorf("chunk numbers %v: %v, want an invalid-argument error naming chunk numbers", nos, err)
+		}
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d files rows after refused Puts (%v), want 0", n, err)
+	}
+	if err := ix.Put(ctx, ok); err != nil {
+		t.Fatal(err)
 	}
 }
 

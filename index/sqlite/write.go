@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"strings"
@@ -116,6 +117,26 @@ func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.It
 	}
 }
 
+// checkChunkNos refuses items whose chunk numbers do not increase or
+// need more than the five digits of a chunk key (index.ChunkKey): keys
+// must be unique, and the chunks' index does not check it (derived.sql).
+func checkChunkNos(items []index.Item) error {
+	for _, it := range items {
+		if it.Content == nil {
+			continue
+		}
+		last := -1
+		for _, c := range it.Content.Chunks {
+			if c.No <= last || c.No > 99999 {
+				return semfs.PathErr("index", it.File.Path, semfs.ErrInvalid,
+					fmt.Sprintf("chunk number %d after %d: chunk numbers must increase and stay below 100000", c.No, last))
+			}
+			last = c.No
+		}
+	}
+	return nil
+}
+
 // samePrepared reports whether final has the paths and contents prepare
 // analysed in prepared, in the same order (prepare reads nothing else).
 func samePrepared(prepared, final []index.Item) bool {
@@ -132,6 +153,9 @@ func samePrepared(prepared, final []index.Item) bool {
 
 // putPrepared writes items whose postings and tag hays prepare built.
 func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepared) error {
+	if err := checkChunkNos(items); err != nil {
+		return err
+	}
 	for try := 0; ; try++ {
 		full := false
 		err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
