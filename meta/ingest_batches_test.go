@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -177,5 +178,56 @@ func TestReconcileBatchesRamp(t *testing.T) {
 	hits, err := ix.SearchChunks(ctx, index.QueryTokens(code("wren", 69)), index.Filter{}, 10)
 	if err != nil || len(hits) != 1 || hits[0].Path != "/n/f69.md" {
 		t.Fatalf("last file: %v %v", hits, err)
+	}
+}
+
+// A Reconcile cancelled midway returns the context's error and releases
+// every ticket it took (files handed to its readers a run at a time); the
+// next Reconcile indexes what the first did not.
+func TestReconcileCancelledReleasesTickets(t *testing.T) {
+	ctx := context.Background()
+	base := memfs.New()
+	const n = 3000
+	for i := range n {
+		if err := semfs.WriteFile(ctx, base, fmt.Sprintf("/c/f%04d.md", i), fmt.Appendf(nil, "note %d\n", i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "i.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f, err := New(base, ix, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first, err := f.Reconcile(cctx, ReconcileOptions{Progress: func(done, total int) {
+		if done == 700 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled reconcile: %+v %v", first, err)
+	}
+	f.tickets.mu.Lock()
+	held := len(f.tickets.paths)
+	f.tickets.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("%d paths still hold tickets", held)
+	}
+	second, err := f.Reconcile(ctx, ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.Check(ctx, false)
+	if err != nil || r.Files != n || len(r.Problems) > 0 {
+		t.Fatalf("check: %+v %v, want %d files", r, err, n)
+	}
+	if second.Added+second.Unchanged != n || second.Added == 0 {
+		t.Fatalf("second reconcile: %+v", second)
 	}
 }
