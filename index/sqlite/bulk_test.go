@@ -115,7 +115,7 @@ func TestBulkPutEqualsOneByOne(t *testing.T) {
 	one, bulk := build(false), build(true)
 	for _, q := range []string{
 		`SELECT * FROM files ORDER BY id`,
-		`SELECT id, key, path, no, start_line, end_line, text, fresh FROM chunks ORDER BY id`,
+		`SELECT id, key, start_line, end_line, text, fresh FROM chunks ORDER BY id`,
 		`SELECT * FROM links ORDER BY dst, src`,
 	} {
 		a, b := dumpRows(t, one.db, q), dumpRows(t, bulk.db, q)
@@ -201,7 +201,7 @@ func TestBulkDefaultsAsBound(t *testing.T) {
 		read   string
 	}{
 		{&filesTable, `INSERT INTO files(id, path, created_at, updated_at) VALUES (7, '/d', 1, 1)`, `SELECT * FROM files WHERE id = 7`},
-		{&chunksTable, `INSERT INTO chunks(id, key, path, no, start_line, end_line, text) VALUES (7, '/d#00000', '/d', 0, 1, 1, 'x')`, `SELECT * FROM chunks WHERE id = 7`},
+		{&chunksTable, `INSERT INTO chunks(id, key, start_line, end_line, text) VALUES (7, '/d#00000', 1, 1, 'x')`, `SELECT * FROM chunks WHERE id = 7`},
 	} {
 		if _, err := ix.db.Exec(c.insert); err != nil {
 			t.Fatal(err)
@@ -249,7 +249,7 @@ func TestBulkDefaultsAsBound(t *testing.T) {
 		}
 	}
 	// And a value other than the default is bound.
-	if filesTable.isDefault[4]("[\"editor\"]") || chunksTable.isDefault[7]([]byte{1}) || filesTable.isDefault[10](1) {
+	if filesTable.isDefault[4]("[\"editor\"]") || chunksTable.isDefault[5]([]byte{1}) || filesTable.isDefault[10](1) {
 		t.Error("a value other than the default taken for it")
 	}
 }

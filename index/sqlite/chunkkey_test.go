@@ -18,7 +18,7 @@ import (
 // chunkPaths returns the distinct paths of the chunks rows, sorted.
 func chunkPaths(t *testing.T, ix *Index) []string {
 	t.Helper()
-	rows, err := ix.db.Query(`SELECT DISTINCT path FROM chunks ORDER BY path`)
+	rows, err := ix.db.Query(`SELECT DISTINCT substr(key, 1, length(key) - 6) FROM chunks ORDER BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 		{`SELECT count(*) FROM files f WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.fresh IN (0, 1) AND c.key >= f.path || '#' AND c.key < f.path || '$' AND substr(c.key, 1, length(c.key) - 6) = f.path)`,
 			"COVERING " + inRange, nil},
 		{`SELECT count(DISTINCT substr(key, 1, length(key) - 6)) FROM chunks`, "COVERING INDEX", nil},
-		{`SELECT path, no, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, "INDEX chunks_key (fresh=? AND key=?)", []any{"/a#00000"}},
+		{`SELECT ` + chunkPathNo + `, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, "INDEX chunks_key (fresh=? AND key=?)", []any{"/a#00000"}},
 		{`UPDATE chunks SET vec = ?, fresh = 1 WHERE ` + byKey(s) + ` AND text = ?`, "INDEX chunks_key (fresh=? AND key=?)", []any{nil, "/a#00000", "x"}},
 		{needingSQL(s), "INDEX chunks_key (fresh=? AND key>?)", []any{"", 10}},
 		{countNeedingSQL(s), "COVERING INDEX chunks_key (fresh=?)", nil},
@@ -153,19 +153,22 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 	}
 }
 
-// An index written with DerivedVersion 5 (chunks_path) or 6 (a UNIQUE
-// index of keys and chunks_need) is rebuilt on open: the old indexes are
-// gone, the metadata is kept, every file is pending, and once
-// re-indexed it searches as before.
+// An index written with DerivedVersion 5 (chunks_path), 6 (a UNIQUE
+// index of keys and chunks_need) or 7 (chunks with path and no columns)
+// is rebuilt on open: the old indexes and columns are gone, the metadata
+// is kept, every file is pending, and once re-indexed it searches as
+// before.
 func TestOldIndexVersionsRebuilt(t *testing.T) {
 	for _, c := range []struct {
 		version string
 		schema  []string // makes the current schema that version's
 		gone    []string // its indexes
 	}{
-		{"5", []string{`CREATE INDEX chunks_path ON chunks(path, no)`}, []string{"chunks_path"}},
+		{"5", []string{`ALTER TABLE chunks ADD COLUMN path TEXT NOT NULL DEFAULT ''`, `ALTER TABLE chunks ADD COLUMN no INTEGER NOT NULL DEFAULT 0`,
+			`CREATE INDEX chunks_path ON chunks(path, no)`}, []string{"chunks_path"}},
 		{"6", []string{`DROP INDEX chunks_key`, `CREATE UNIQUE INDEX chunks_key6 ON chunks(key)`,
 			`CREATE INDEX chunks_need ON chunks(key) WHERE fresh = 0`}, []string{"chunks_key6", "chunks_need"}},
+		{"7", []string{`ALTER TABLE chunks ADD COLUMN path TEXT NOT NULL DEFAULT ''`, `ALTER TABLE chunks ADD COLUMN no INTEGER NOT NULL DEFAULT 0`}, nil},
 	} {
 		t.Run(c.version, func(t *testing.T) {
 			ctx := context.Background()
@@ -193,6 +196,10 @@ func TestOldIndexVersionsRebuilt(t *testing.T) {
 				if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = ?`, name).Scan(&n); err != nil || n != w {
 					t.Fatalf("index %s: %d after the rebuild, want %d (%v)", name, n, w, err)
 				}
+			}
+			var cols int
+			if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name IN ('path', 'no')`).Scan(&cols); err != nil || cols != 0 {
+				t.Fatalf("%d of chunks' path and no columns after the rebuild (%v)", cols, err)
 			}
 			f, err := ix.File(ctx, "/a.md")
 			if err != nil || f.Task != "greet" || f.State != index.StatePending {

@@ -1,8 +1,6 @@
 CREATE TABLE IF NOT EXISTS chunks (
 	id         INTEGER PRIMARY KEY,
-	key        TEXT NOT NULL,
-	path       TEXT NOT NULL,
-	no         INTEGER NOT NULL,
+	key        TEXT NOT NULL, -- path, '#', five digits of the chunk's number
 	start_line INTEGER NOT NULL,
 	end_line   INTEGER NOT NULL,
 	text       TEXT NOT NULL,
@@ -14,8 +12,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 -- 0) in key order: a lookup by key names both values of fresh (see
 -- chunksOf in write.go). Keys are unique by construction (a Put deletes
 -- a path's chunks before it inserts new ones), not by the index.
--- No index on path: a path's chunks are the keys in [path#, path$) with
--- that path (key = path, '#', five digits).
+-- No column or index of path: a path's chunks are the keys in [path#,
+-- path$) six bytes longer than the path (see chunksOf).
 CREATE INDEX IF NOT EXISTS chunks_key ON chunks(fresh, key);
 -- postings holds the immutable segments of the full-text (kind 1) and
 -- grep trigram (kind 2) postings, built and encoded in Go by

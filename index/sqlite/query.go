@@ -71,7 +71,7 @@ func queryTerms(tokens []string) []string {
 // filters select files through their indexes): left to itself, the
 // planner took chunks' (fresh, key) index for selective and scanned
 // every chunk.
-const filesChunks = `SELECT fc.id FROM files f CROSS JOIN chunks fc ON fc.fresh IN (0, 1) AND fc.key >= f.path || '#' AND fc.key < f.path || '$' AND fc.path = f.path`
+const filesChunks = `SELECT fc.id FROM files f CROSS JOIN chunks fc ON fc.fresh IN (0, 1) AND fc.key >= f.path || '#' AND fc.key < f.path || '$' AND octet_length(fc.key) = octet_length(f.path) + 6`
 
 // allowed returns the chunk ids whose files pass f (nil: every chunk).
 func (ix *Index) allowed(ctx context.Context, tx *sql.Tx, f index.Filter) (func(uint32) bool, error) {
@@ -135,7 +135,7 @@ func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, text *postings.In
 	for i, h := range ranked {
 		args[i] = int64(h.ID)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, path, no, start_line, end_line, text FROM chunks WHERE id IN (`+placeholders(len(args))+`)`, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT id, `+chunkPathNo+`, start_line, end_line, text FROM chunks WHERE id IN (`+placeholders(len(args))+`)`, args...)
 	if err != nil {
 		return nil, storeErr("search", "/", err)
 	}
@@ -167,7 +167,7 @@ func (ix *Index) searchChunks(ctx context.Context, tx *sql.Tx, text *postings.In
 // Chunk implements index.Store.
 func (ix *Index) Chunk(ctx context.Context, key string) (index.ChunkHit, error) {
 	var h index.ChunkHit
-	err := ix.db.QueryRowContext(ctx, `SELECT path, no, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, key).
+	err := ix.db.QueryRowContext(ctx, `SELECT `+chunkPathNo+`, start_line, end_line, text FROM chunks WHERE fresh IN (0, 1) AND key = ?`, key).
 		Scan(&h.Path, &h.No, &h.StartLine, &h.EndLine, &h.Text)
 	if err == sql.ErrNoRows {
 		return h, semfs.PathErr("search", "/", semfs.ErrNotExist, "no chunk "+key)

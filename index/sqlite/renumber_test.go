@@ -58,7 +58,7 @@ func TestChunkIDsRenumberedAtUint32(t *testing.T) {
 		t.Fatal(err)
 	}
 	var id int64
-	if err := ix.db.QueryRowContext(ctx, `SELECT id FROM chunks WHERE path = '/a.txt'`).Scan(&id); err != nil {
+	if err := ix.db.QueryRowContext(ctx, `SELECT id FROM chunks WHERE key = '/a.txt#00000'`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	// The next id would be 2^32+id, id as uint32.

@@ -100,7 +100,8 @@ const SchemaVersion = 2
 //	7: one index of chunks on (fresh, key) instead of a UNIQUE one on key
 //	   and chunks_need on key WHERE fresh = 0 (one B-tree fewer per chunk
 //	   row written); fresh is 0 or 1, and 1 where vec is set.
-const DerivedVersion = 7
+//	8: chunks have no path and no columns: both are in the key.
+const DerivedVersion = 8
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.

@@ -316,9 +316,9 @@ func (w *batch) fileID(ctx context.Context, ix *Index, tx *sql.Tx) (int64, error
 const (
 	newFileCols = `id, path, created_by, task, related_apps, summary, links, provenance, extra,
 		groups_json, public, created_at, updated_at, size, hash, mtime, state, reason, ext, grep_ok, tag_text, tag_fresh`
-	chunkCols    = `id, key, path, no, start_line, end_line, text, vec, fresh`
+	chunkCols    = `id, key, start_line, end_line, text, vec, fresh`
 	fileColumns  = 22
-	chunkColumns = 9
+	chunkColumns = 7
 )
 
 // bulkTable is a table a batch inserts rows into, rowsPerInsert per
@@ -355,7 +355,7 @@ var (
 	chunksTable = bulkTable{
 		name:      "chunks",
 		cols:      strings.Fields(strings.ReplaceAll(chunkCols, ",", " ")),
-		isDefault: []func(any) bool{7: isNullBlob, 8: isZero},
+		isDefault: []func(any) bool{5: isNullBlob, 6: isZero},
 	}
 )
 
@@ -687,7 +687,7 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 		if err != nil {
 			return nil, err
 		}
-		w.chunkArgs = append(w.chunkArgs, cid, key, f.Path, c.No, c.StartLine, c.EndLine, c.Text, vec, fresh)
+		w.chunkArgs = append(w.chunkArgs, cid, key, c.StartLine, c.EndLine, c.Text, vec, fresh)
 		w.chunkPaths[f.Path] = true
 		if len(w.chunkArgs) == rowsPerInsert*chunkColumns {
 			if err := w.insertChunks(ctx, ix, tx); err != nil {
@@ -720,11 +720,14 @@ func (ix *Index) putTx(ctx context.Context, tx *sql.Tx, it index.Item, w *batch)
 // index.ChunkKey), with the arguments chunksOfArgs gives: chunks have no
 // index of their own on path (derived version 6), and their index is on
 // (fresh, key), so the condition names both values of fresh (derived
-// version 7). The path test drops keys of a longer path that starts with
-// path and '#'.
-const chunksOf = `fresh IN (0, 1) AND key >= ? AND key < ? AND path = ?`
+// version 7). The length test drops keys of a longer path that starts
+// with path and '#' (chunks have no path column: derived version 8).
+const chunksOf = `fresh IN (0, 1) AND key >= ? AND key < ? AND octet_length(key) = ?`
 
-func chunksOfArgs(path string) []any { return []any{path + "#", path + "$", path} }
+func chunksOfArgs(path string) []any { return []any{path + "#", path + "$", len(path) + 6} }
+
+// chunkPathNo reads a chunks row's path and number from its key.
+const chunkPathNo = `substr(key, 1, length(key) - 6), CAST(substr(key, -5) AS INTEGER)`
 
 type oldChunk struct {
 	text  string
@@ -917,7 +920,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 			return nil, err
 		}
 		// Chunks move with the file; their full-text rows carry the path.
-		crows, err := ix.txQuery(ctx, tx, `SELECT id, no, text FROM chunks WHERE `+chunksOf, chunksOfArgs(r.f.Path)...)
+		crows, err := ix.txQuery(ctx, tx, `SELECT id, CAST(substr(key, -5) AS INTEGER), text FROM chunks WHERE `+chunksOf, chunksOfArgs(r.f.Path)...)
 		if err != nil {
 			return nil, err
 		}
@@ -938,7 +941,7 @@ func (ix *Index) renameTx(ctx context.Context, tx *sql.Tx, oldpath, newpath stri
 		crows.Close()
 		pathTerms := postings.Terms(index.IndexText(np))
 		for _, c := range chs {
-			if _, err := ix.txExec(ctx, tx, `UPDATE chunks SET path = ?, key = ? WHERE id = ?`, np, index.ChunkKey(np, c.no), c.id); err != nil {
+			if _, err := ix.txExec(ctx, tx, `UPDATE chunks SET key = ? WHERE id = ?`, index.ChunkKey(np, c.no), c.id); err != nil {
 				return nil, err
 			}
 			p.dropChunk(c.id)
