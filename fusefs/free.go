@@ -3,7 +3,9 @@ package fusefs
 import (
 	"container/list"
 	"context"
+	"errors"
 	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs"
 )
@@ -45,12 +48,15 @@ import (
 //
 // A number renamed over or removed through the mount has no path, yet
 // programs may hold it open (the mount cannot know: opens send nothing).
-// Before such a change the mount therefore opens the file for reading,
-// as the caller making it, if the kernel holds its inode, and keeps that
-// host file and any other of the number open until the kernel forgets the
-// inode (it does once no descriptor and no name holds it): reads, writes
-// through a writer opened before, and fstat(2) (with no links) keep being
-// served from them, as on a local file system. A number dropped by a
+// Before such a change the mount therefore closes the number's writers,
+// which reports the writes made so far while the path still names the
+// file, and, if the kernel holds the inode, keeps host files of it until
+// the kernel forgets the inode (it does once no descriptor and no name
+// holds it): the file opened for reading as the caller making the change,
+// and a duplicate of each closed writer's host descriptor. Reads, writes
+// by a principal who wrote before the change (not reported: no path
+// names the file) and fstat(2) (with no links) keep being served from
+// them, as on a local file system. A number dropped by a
 // report (Server.Removed, Replaced, Renamed) keeps only the host files
 // already open; without one, its reads answer ESTALE.
 
@@ -97,7 +103,8 @@ type freeFile struct {
 // freeHandle is one open host file of the mode.
 type freeHandle struct {
 	h       *handle
-	key     string // the principal it was opened as (principalKey)
+	ctx     context.Context // the tree context it was opened as
+	key     string          // the principal it was opened as (principalKey)
 	write   bool
 	busy    int           // requests using it
 	used    time.Time     // end of the last use
@@ -132,6 +139,16 @@ func principalKey(ctx context.Context) string {
 // caller's (own), or for a request the kernel makes itself (pid 0:
 // writeback of a mapping's pages) that of the last caller who used the
 // file.
+//
+// Without OPEN the mount cannot know who mapped a file or dirtied its
+// pages (a mapper whose pages are cached sends nothing), so a writeback
+// runs as whoever touched the file last, who may be another principal.
+// That is safe only because the mode requires (Options.OpenFree) that
+// every caller who can see a file may write it if any may: the tree then
+// accepts or refuses the writeback alike for the mapper and for the last
+// caller, and only created_by of a file first written by a mapping can
+// name the wrong one. Where write access differs between callers, this
+// would write a reader's stores as a writer, or refuse a writer's.
 func (f *freeFiles) caller(ctx context.Context, ino uint64) (tctx context.Context, own bool) {
 	if c, ok := fuse.FromContext(ctx); ok && c.Pid == 0 {
 		f.mu.Lock()
@@ -229,7 +246,7 @@ func (f *freeFiles) acquire(ctx context.Context, ino uint64, write, own bool) (*
 		h.file().Close()
 		return fh, 0
 	}
-	fh := &freeHandle{h: h, key: key, write: write, busy: 1}
+	fh := &freeHandle{h: h, ctx: ctx, key: key, write: write, busy: 1}
 	f.addLocked(e, fh)
 	victims := f.overLimitLocked()
 	f.scheduleLocked()
@@ -270,7 +287,7 @@ func (f *freeFiles) adopt(ctx context.Context, h *handle, write bool) {
 		f.detachLocked(o)
 		old = o
 	}
-	f.addLocked(e, &freeHandle{h: h, key: key, write: write, used: time.Now()})
+	f.addLocked(e, &freeHandle{h: h, ctx: ctx, key: key, write: write, used: time.Now()})
 	victims := f.overLimitLocked()
 	if old != nil {
 		victims = append(victims, old)
@@ -335,31 +352,85 @@ func (f *freeFiles) stat(ino uint64) (fs.FileInfo, bool) {
 	return info, err == nil
 }
 
-// keep opens the file at p, number ino, for reading as the caller in ctx
-// before it is removed or renamed over, when the kernel holds the inode
-// (a program may have it open); the host file stays open until the kernel
-// forgets it. The caller holds t.ns.
+// keep is called before the file at p, number ino, is removed or renamed
+// over through the mount. It reports the writes made so far: the
+// number's writers are closed now, as RELEASE closes a handle at close(2)
+// in the default mode. A writer closed after the change would report the
+// path, and the tree would index whatever stands there then (a file
+// another caller created) as that writer's write: the new file's
+// created_by would name the old file's writer. Then, when the kernel
+// holds the inode (a program may have it open), it keeps host files of
+// the number until the kernel forgets it: the file opened for reading as
+// the caller in ctx, and for each writer closed a duplicate of its host
+// descriptor, so that a program holding the file goes on writing it as on
+// a local file system. Those later writes are not reported: no path names
+// the file they reach any more. The caller holds t.ns.
 func (f *freeFiles) keep(ctx context.Context, ino uint64, p string) {
 	t := f.t
+	dups := f.closeWriters(ino, p)
 	t.mu.Lock()
 	in := t.live[ino]
 	t.mu.Unlock()
 	if in == nil || in.Forgotten() {
+		for _, d := range dups {
+			d.h.rw.Close()
+		}
 		return
 	}
-	ro, err := t.fsys.Open(ctx, p)
-	if err != nil {
+	kept := dups
+	if ro, err := t.fsys.Open(ctx, p); err == nil {
+		kept = append(kept, &freeHandle{h: &handle{t: t, ino: ino, ro: ro}, ctx: ctx, key: principalKey(ctx)})
+	}
+	if len(kept) == 0 {
 		return
 	}
-	h := &handle{t: t, ino: ino, ro: ro}
 	f.mu.Lock()
 	e := f.files[ino]
 	if e == nil {
 		e = &freeFile{}
 		f.files[ino] = e
 	}
-	f.addLocked(e, &freeHandle{h: h, key: principalKey(ctx), used: time.Now()})
+	now := time.Now()
+	for _, fh := range kept {
+		fh.used = now
+		f.addLocked(e, fh)
+	}
+	f.scheduleLocked()
 	f.mu.Unlock()
+}
+
+// closeWriters closes the host files of number ino, the file at p, open
+// for writing, which reports the file written to the tree, and returns,
+// for each that had a host descriptor, a writer on a duplicate of it
+// that the tree does not see (its close reports nothing). One in use (a
+// write in flight as the file is removed) stays open.
+func (f *freeFiles) closeWriters(ino uint64, p string) []*freeHandle {
+	var writers []*freeHandle
+	f.mu.Lock()
+	if e := f.files[ino]; e != nil {
+		for _, fh := range slices.Clone(e.handles) {
+			if fh.write && fh.busy == 0 {
+				f.detachLocked(fh)
+				writers = append(writers, fh)
+			}
+		}
+	}
+	f.mu.Unlock()
+	var dups []*freeHandle
+	for _, fh := range writers {
+		fd, ok := semfs.HostFd(fh.h.file())
+		if !ok {
+			continue
+		}
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		h := &handle{t: f.t, ino: ino, rw: os.NewFile(uintptr(dup), p)}
+		dups = append(dups, &freeHandle{h: h, ctx: fh.ctx, key: fh.key, write: true})
+	}
+	closeAll(f.t, writers)
+	return dups
 }
 
 func (e *freeFile) find(key string, write bool) *freeHandle {
@@ -497,11 +568,17 @@ func (f *freeFiles) reap() {
 }
 
 // fsync syncs the host files of number ino open for writing and closes
-// them, which reports the file written to the tree.
-func (f *freeFiles) fsync(ino uint64) syscall.Errno {
+// them, which reports the file written to the tree (those of a number
+// removed or renamed over stay open: no path is left to report). With
+// none open (the reap closed them a quiet period after the last write,
+// and a close does not sync) it syncs the file through a host file
+// opened for it: see syncFile.
+func (f *freeFiles) fsync(ctx context.Context, ino uint64) syscall.Errno {
 	var writers []*freeHandle
+	orphaned := false
 	f.mu.Lock()
 	if e := f.files[ino]; e != nil {
+		orphaned = e.orphaned
 		for _, fh := range e.handles {
 			if fh.write {
 				fh.busy++ // synced below; closed by the release
@@ -510,19 +587,77 @@ func (f *freeFiles) fsync(ino uint64) syscall.Errno {
 		}
 	}
 	f.mu.Unlock()
+	if len(writers) == 0 {
+		return f.syncFile(ctx, ino)
+	}
 	var errno syscall.Errno
 	for _, fh := range writers {
 		if e := fh.h.Fsync(context.Background(), 0); e != 0 && errno == 0 {
 			errno = e
 		}
 		f.mu.Lock()
-		if !fh.retired {
+		if !fh.retired && !orphaned { // a removed file's writer has nothing to report: kept for later writes
 			f.detachLocked(fh)
 		}
 		f.mu.Unlock()
 		f.release(fh)
 	}
 	return errno
+}
+
+// syncFile syncs the host file of number ino when none of its writers is
+// open: the writes made through writers since closed are synced by a
+// sync of any descriptor of the file (fsync(2) flushes the inode, also
+// through one open for reading). It opens the file at the number's path
+// for reading as the caller in ctx (so the tree checks that caller may
+// read it) and syncs it; a removed or renamed-over number syncs one of
+// the host files kept for it. A tree that does not write has nothing to
+// sync.
+func (f *freeFiles) syncFile(ctx context.Context, ino uint64) syscall.Errno {
+	t := f.t
+	t.ns.RLock()
+	p, named := t.pathOf(ino)
+	var rf semfs.RWFile
+	var err error
+	if named {
+		rf, err = semfs.OpenFile(t.ctx(ctx), t.fsys, p, syscall.O_RDONLY, 0)
+	}
+	t.ns.RUnlock()
+	if named {
+		if errors.Is(err, semfs.ErrReadOnly) {
+			return 0
+		}
+		if err != nil {
+			return t.errno(err)
+		}
+		defer rf.Close()
+		f.mu.Lock()
+		var want fileID
+		known := false
+		if e := f.files[ino]; e != nil {
+			want, known = e.id, e.known
+		}
+		f.mu.Unlock()
+		if fd, ok := semfs.HostFd(rf); ok && known {
+			var st syscall.Stat_t
+			if syscall.Fstat(fd, &st) == nil && (fileID{uint64(st.Dev), st.Ino}) != want {
+				return syscall.ESTALE // another file stands at the path (see acquire)
+			}
+		}
+		return t.errno(rf.Sync())
+	}
+	fh := f.orphanFile(ino, false)
+	if fh == nil {
+		return 0
+	}
+	defer f.release(fh)
+	if fh.h.rw != nil {
+		return t.errno(fh.h.rw.Sync())
+	}
+	if fd, ok := semfs.HostFd(fh.h.file()); ok {
+		return t.errno(syscall.Fsync(fd))
+	}
+	return 0
 }
 
 // orphan notes that number ino was dropped (its file removed or renamed

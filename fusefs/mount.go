@@ -86,6 +86,17 @@ type Options struct {
 	// to report a failed upload on); passthrough is off (every read and
 	// write goes through the daemon), and with it the mapping watch.
 	// CREATE still opens with a handle, as without the option.
+	//
+	// The caller must serve a tree where every caller who can see a file
+	// may write it if any caller may (callers may differ in what they
+	// see, not in what they may write of it). No OPEN checks an open for
+	// writing, and the kernel writes a shared mapping's pages back
+	// without naming the program that mapped them (pid 0), so such a
+	// write is made as the file's last caller: where write access
+	// differed, a caller who may only read could write through a mapping
+	// as one who may write, and a writer's mapped stores could be refused
+	// as a reader's and lost. Only created_by of a file first written
+	// through a mapping may then name another caller.
 	OpenFree bool
 	// Logf receives diagnostics (unmapped errors); nil means log.Printf.
 	Logf func(format string, args ...any)

@@ -623,9 +623,10 @@ func (t *tree) mayBeDir(p string) bool {
 	return !ok || e.mode == syscall.S_IFDIR
 }
 
-// keepOpenFree keeps the file at p open, in the open-free mode, before it
-// is removed or renamed over through the mount: a program may hold it
-// open without the mount knowing (see free.go). The caller holds t.ns.
+// keepOpenFree reports the writes made without a handle to the file at
+// p, in the open-free mode, before it is removed or renamed over through
+// the mount, and keeps it open: a program may hold it open without the
+// mount knowing (see freeFiles.keep). The caller holds t.ns.
 func (t *tree) keepOpenFree(ctx context.Context, p string) {
 	if !t.opts.OpenFree {
 		return
@@ -1303,7 +1304,7 @@ func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sysca
 		return h.Fsync(ctx, flags)
 	}
 	if f == nil && n.Mode()&syscall.S_IFMT == syscall.S_IFREG {
-		return n.t.free.fsync(n.StableAttr().Ino) // open-free: the writers without a handle
+		return n.t.free.fsync(ctx, n.StableAttr().Ino) // open-free: the writers without a handle
 	}
 	return 0
 }
