@@ -71,7 +71,11 @@ type Config struct {
 	// the mount a moment after its last write instead of at close(2), and
 	// refuses a write the caller may not make at write(2) instead of at
 	// open(2). It needs a backing directory only this daemon changes (the
-	// kernel keeps pages across opens): not with -store.
+	// kernel keeps pages across opens): not with -store. And it needs
+	// every caller who can see a file to be allowed to write it if any
+	// may (a shared mapping's pages are written back as the file's last
+	// caller): the daemon refuses to start with a token that may read a
+	// path it may not write.
 	OpenFree bool
 	Debug    bool
 }

@@ -71,9 +71,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,6 +83,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/access"
 	"github.com/semfs/semfs/fusefs"
 	"github.com/semfs/semfs/httpapi"
 	"github.com/semfs/semfs/wire"
@@ -140,6 +143,17 @@ func (m *Main) Start(ctx context.Context) error {
 	if cfg.Mode == ModeOff {
 		m.log.Info("semfs daemon is off (SEMFS_MODE=off): no mount, no socket")
 		return nil
+	}
+	if cfg.Mode == ModeMount && cfg.OpenFree && cfg.Tokens != "" {
+		// Checked before mounting (and again by the image that serves,
+		// which boots through here too).
+		tc, err := httpapi.LoadConfig(cfg.Tokens)
+		if err == nil {
+			err = checkOpenFreeTokens(tc.Tokens)
+		}
+		if err != nil {
+			return fmt.Errorf("daemon: tokens file %s: %w", cfg.Tokens, err)
+		}
 	}
 	if cfg.Mode == ModeMount && cfg.DropCaps && os.Geteuid() == 0 && os.Getenv(fuseFDEnv) == "" {
 		return m.mountAndDropPrivileges()
@@ -299,6 +313,30 @@ func (m *Main) mountAndDropPrivileges() error {
 	return fmt.Errorf("daemon: re-executing without capabilities: %w.\n%s", err, advice)
 }
 
+// checkOpenFreeTokens refuses the open-free mode (Config.OpenFree) with
+// tokens that let a principal read a path without writing it. Every
+// caller without a token may write everywhere it sees, so those are what
+// make write access differ between callers who can see a file; a "none"
+// rule and groups only hide files, and a caller who cannot see a file
+// cannot look it up. The mode needs that access not to differ
+// (fusefs.Options.OpenFree): without OPEN the kernel writes a shared
+// mapping's pages back naming no caller, and the mount makes the write as
+// the file's last caller.
+func checkOpenFreeTokens(tokens map[string]httpapi.Token) error {
+	for _, secret := range slices.Sorted(maps.Keys(tokens)) {
+		t := tokens[secret]
+		pol := t.Policy()
+		reads := pol.Default == access.Read
+		for _, r := range pol.Rules {
+			reads = reads || r.Access == access.Read
+		}
+		if reads {
+			return fmt.Errorf("token %q may read paths it may not write (read_only, default \"read\" or a \"read\" rule), and SEMFS_OPEN_FREE/-open-free needs every caller who can see a file to be allowed to write it if any caller may: in that mode the kernel writes a shared mapping's pages back without naming who mapped them, so a reader's stores could be written as another caller's. Set SEMFS_OPEN_FREE=0, or give the token write or none where it has read", t.ID)
+		}
+	}
+	return nil
+}
+
 // setMount records the mount, which from now on hears of the changes made
 // through the daemon's other surfaces.
 func (m *Main) setMount(mnt *fusefs.Server) {
@@ -308,7 +346,7 @@ func (m *Main) setMount(mnt *fusefs.Server) {
 	} else {
 		m.access.mounted.Store(mnt) // a tree given in code: no reporting layer
 	}
-	m.log.Info("mount serving", "dir", mnt.Dir(), "passthrough", mnt.Passthrough())
+	m.log.Info("mount serving", "dir", mnt.Dir(), "passthrough", mnt.Passthrough(), "open_free", m.Config.OpenFree)
 }
 
 func (m *Main) mountDir() string {

@@ -180,3 +180,14 @@ func TestOpenFreeMmapIndexed(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenFreeLogged: the daemon's "mount serving" line says whether the
+// mount runs in the open-free mode.
+func TestOpenFreeLogged(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		_, _, _, log := mountInProcess(t, t.TempDir(), fmt.Sprintf("-open-free=%v", on))
+		if want := fmt.Sprintf("open_free=%v", on); !strings.Contains(log.String(), want) {
+			t.Errorf("the daemon's log does not say %s:\n%s", want, log)
+		}
+	}
+}
