@@ -54,9 +54,10 @@ import (
 // the kernel forgets the inode (it does once no descriptor and no name
 // holds it): the file opened for reading as the caller making the change,
 // and a duplicate of each closed writer's host descriptor. Reads, writes
-// by a principal who wrote before the change (not reported: no path
-// names the file) and fstat(2) (with no links) keep being served from
-// them, as on a local file system. A number dropped by a
+// by a principal whose writer was open at the change (not reported: no
+// path names the file) and fstat(2) (with no links) keep being served
+// from them, as on a local file system; a principal whose writer was
+// reaped before the change gets ESTALE for its writes. A number dropped by a
 // report (Server.Removed, Replaced, Renamed) keeps only the host files
 // already open; without one, its reads answer ESTALE.
 
