@@ -77,10 +77,10 @@
 //
 // A save keeps the stored row's tags, and a tag keeps its creator and
 // the bytes' fields: each builds its row from the stored one. Over an
-// index.UpdatingStore (PostgreSQL) that row is read in the transaction
-// that writes it, so what another process wrote in between is kept; over
-// another store the read and the write are separate, and a change
-// another process commits between them is written over.
+// index.UpdatingStore (SQLite, PostgreSQL) that row is read in the
+// transaction that writes it, so what another process wrote in between is
+// kept; over another store the read and the write are separate, and a
+// change another process commits between them is written over.
 //
 // # Searching
 //

@@ -136,10 +136,24 @@ func (ix *Index) Files(ctx context.Context, paths []string) (map[string]index.Fi
 	if err != nil {
 		return nil, storeErr("meta", "/", err)
 	}
+	out, rows, err := readRows(ctx, tx, paths)
+	if err != nil {
+		return nil, storeErr("meta", "/", err)
+	}
+	seen := &seenRows{gen: gen, rows: rows}
+	ix.seenMu.Lock()
+	ix.seen = seen
+	ix.seenMu.Unlock()
+	return out, nil
+}
+
+// readRows reads the rows of paths in tx, 500 paths per query, and what a
+// Put needs of each (id 0 for a path without a row).
+func readRows(ctx context.Context, tx *sql.Tx, paths []string) (map[string]index.File, map[string]fileRow, error) {
 	out := make(map[string]index.File, len(paths))
-	seen := &seenRows{gen: gen, rows: make(map[string]fileRow, len(paths))}
+	seen := make(map[string]fileRow, len(paths))
 	for _, p := range paths {
-		seen.rows[p] = fileRow{} // id 0: no row
+		seen[p] = fileRow{} // id 0: no row
 	}
 	for len(paths) > 0 {
 		n := min(len(paths), 500)
@@ -151,27 +165,24 @@ func (ix *Index) Files(ctx context.Context, paths []string) (map[string]index.Fi
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, grep_ok, `+fileCols+` FROM files WHERE path IN (`+placeholders(n)+`)`, args...)
 		if err != nil {
-			return nil, storeErr("meta", "/", err)
+			return nil, nil, err
 		}
 		for rows.Next() {
 			var r fileRow
 			f, err := scanFile(idScanner{rows, &r})
 			if err != nil {
 				rows.Close()
-				return nil, storeErr("meta", "/", err)
+				return nil, nil, err
 			}
 			out[f.Path] = f
-			seen.rows[f.Path] = r
+			seen[f.Path] = r
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, storeErr("meta", "/", err)
+			return nil, nil, err
 		}
 	}
-	ix.seenMu.Lock()
-	ix.seen = seen
-	ix.seenMu.Unlock()
-	return out, nil
+	return out, seen, nil
 }
 
 // seenRows is what the last Files call read of each path's row (id 0: no

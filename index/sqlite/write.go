@@ -151,6 +151,48 @@ func samePrepared(prepared, final []index.Item) bool {
 	return true
 }
 
+var _ index.UpdatingStore = (*Index)(nil)
+
+// Update implements index.UpdatingStore. The rows of paths are read in
+// the write transaction (BEGIN IMMEDIATE, which the writers of every
+// process take in turn), so the items build makes of them cannot write
+// back a row another process changed after the read; the analysis of
+// their contents runs there too, holding the lock.
+func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	for try := 0; ; try++ {
+		full := false
+		err := ix.write(ctx, "index", paths[0], func(tx *sql.Tx) ([]memOp, error) {
+			stored, rows, err := readRows(ctx, tx, paths)
+			if err != nil {
+				return nil, err
+			}
+			items, err := build(stored)
+			if err != nil || len(items) == 0 {
+				return nil, err
+			}
+			// putItems takes the rows just read instead of reading them again.
+			ix.seenMu.Lock()
+			ix.seen = &seenRows{gen: ix.st.gen, rows: rows}
+			ix.seenMu.Unlock()
+			ops, err := ix.putItems(ctx, tx, items, prepare(items))
+			full = errors.Is(err, errIDsFull)
+			return ops, err
+		})
+		if full && try < 2 { // as in putPrepared: another process gave ids meanwhile
+			if err = ix.renumber(ctx); err == nil {
+				continue
+			}
+		}
+		if err == nil {
+			ix.startMerge()
+		}
+		return err
+	}
+}
+
 // putPrepared writes items whose postings and tag hays prepare built.
 func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepared) error {
 	if err := checkChunkNos(items); err != nil {
