@@ -566,8 +566,7 @@ func prepare(items []index.Item) prepared {
 					tb.AddRaw(pathTerms, ch.Text)
 				}
 				if c.GrepOK {
-					tris = tris[:0]
-					index.GrepTrigrams(c.Grep, func(t uint32) { tris = append(tris, t) })
+					tris = index.AppendGrepTrigrams(tris[:0], c.Grep)
 					gb.AddTrigrams(tris)
 				}
 			}
