@@ -209,7 +209,7 @@ func (f *freeFiles) acquire(ctx context.Context, ino uint64, write, own bool) (*
 	}
 	h, id, known, errno := f.openHost(ctx, ino, write)
 	if errno == syscall.ESTALE {
-		if fh := f.orphanFile(ino, write); fh != nil {
+		if fh := f.orphanFile(ino, write, key); fh != nil {
 			return fh, 0
 		}
 	}
@@ -318,8 +318,9 @@ func (f *freeFiles) find(ctx context.Context, ino uint64, key string, write, own
 }
 
 // orphanFile returns, marked busy, a host file of number ino, removed or
-// renamed over, that can serve a read (any) or a write (a writer), or nil.
-func (f *freeFiles) orphanFile(ino uint64, write bool) *freeHandle {
+// renamed over, that can serve a read (any) or a write (a writer of the
+// principal key: one whose writer was open at the change), or nil.
+func (f *freeFiles) orphanFile(ino uint64, write bool, key string) *freeHandle {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.files[ino]
@@ -328,7 +329,7 @@ func (f *freeFiles) orphanFile(ino uint64, write bool) *freeHandle {
 	}
 	var pick *freeHandle
 	for _, fh := range e.handles {
-		if fh.retired || (write && !fh.write) {
+		if fh.retired || (write && (!fh.write || fh.key != key)) {
 			continue
 		}
 		if pick == nil || (!write && pick.write && !fh.write) { // readers read
@@ -344,7 +345,7 @@ func (f *freeFiles) orphanFile(ino uint64, write bool) *freeHandle {
 // stat answers fstat(2) of number ino, removed or renamed over, from one
 // of its host files.
 func (f *freeFiles) stat(ino uint64) (fs.FileInfo, bool) {
-	fh := f.orphanFile(ino, false)
+	fh := f.orphanFile(ino, false, "")
 	if fh == nil {
 		return nil, false
 	}
@@ -354,50 +355,57 @@ func (f *freeFiles) stat(ino uint64) (fs.FileInfo, bool) {
 }
 
 // keep is called before the file at p, number ino, is removed or renamed
-// over through the mount. It reports the writes made so far: the
-// number's writers are closed now, as RELEASE closes a handle at close(2)
-// in the default mode. A writer closed after the change would report the
-// path, and the tree would index whatever stands there then (a file
-// another caller created) as that writer's write: the new file's
-// created_by would name the old file's writer. Then, when the kernel
-// holds the inode (a program may have it open), it keeps host files of
-// the number until the kernel forgets it: the file opened for reading as
-// the caller in ctx, and for each writer closed a duplicate of its host
-// descriptor, so that a program holding the file goes on writing it as on
-// a local file system. Those later writes are not reported: no path names
-// the file they reach any more. The caller holds t.ns.
-func (f *freeFiles) keep(ctx context.Context, ino uint64, p string) {
+// over through the mount; it returns what to call with the outcome of the
+// change. It reports the writes made so far: the number's writers are
+// closed now, as RELEASE closes a handle at close(2) in the default mode.
+// A writer closed after the change would report the path, and the tree
+// would index whatever stands there then (a file another caller created)
+// as that writer's write: the new file's created_by would name the old
+// file's writer. If the change is made and the kernel holds the inode (a
+// program may have it open), host files of the number are kept until the
+// kernel forgets it: the file opened for reading as the caller in ctx
+// (before the change, while p names it), and for each writer closed a
+// duplicate of its host descriptor, so that a program holding the file
+// goes on writing it as on a local file system. Those later writes are
+// not reported: no path names the file they reach any more. If the
+// change fails, the file is still at p and nothing is kept: the next
+// write opens a writer through the tree again, whose close reports it.
+// The caller holds t.ns.
+func (f *freeFiles) keep(ctx context.Context, ino uint64, p string) func(changed bool) {
 	t := f.t
-	dups := f.closeWriters(ino, p)
+	kept := f.closeWriters(ino, p)
 	t.mu.Lock()
 	in := t.live[ino]
 	t.mu.Unlock()
-	if in == nil || in.Forgotten() {
-		for _, d := range dups {
-			d.h.rw.Close()
+	if in != nil && !in.Forgotten() {
+		if ro, err := t.fsys.Open(ctx, p); err == nil {
+			kept = append(kept, &freeHandle{h: &handle{t: t, ino: ino, ro: ro}, ctx: ctx, key: principalKey(ctx)})
 		}
-		return
 	}
-	kept := dups
-	if ro, err := t.fsys.Open(ctx, p); err == nil {
-		kept = append(kept, &freeHandle{h: &handle{t: t, ino: ino, ro: ro}, ctx: ctx, key: principalKey(ctx)})
+	return func(changed bool) {
+		if !changed || in == nil || in.Forgotten() {
+			for _, fh := range kept {
+				fh.h.file().Close()
+			}
+			return
+		}
+		if len(kept) == 0 {
+			return
+		}
+		f.mu.Lock()
+		e := f.files[ino]
+		if e == nil {
+			e = &freeFile{}
+			f.files[ino] = e
+		}
+		now := time.Now()
+		for _, fh := range kept {
+			fh.used = now
+			f.addLocked(e, fh)
+		}
+		f.scheduleLocked()
+		f.mu.Unlock()
 	}
-	if len(kept) == 0 {
-		return
-	}
-	f.mu.Lock()
-	e := f.files[ino]
-	if e == nil {
-		e = &freeFile{}
-		f.files[ino] = e
-	}
-	now := time.Now()
-	for _, fh := range kept {
-		fh.used = now
-		f.addLocked(e, fh)
-	}
-	f.scheduleLocked()
-	f.mu.Unlock()
 }
 
 // closeWriters closes the host files of number ino, the file at p, open
@@ -647,7 +655,7 @@ func (f *freeFiles) syncFile(ctx context.Context, ino uint64) syscall.Errno {
 		}
 		return t.errno(rf.Sync())
 	}
-	fh := f.orphanFile(ino, false)
+	fh := f.orphanFile(ino, false, "")
 	if fh == nil {
 		return 0
 	}

@@ -625,18 +625,20 @@ func (t *tree) mayBeDir(p string) bool {
 
 // keepOpenFree reports the writes made without a handle to the file at
 // p, in the open-free mode, before it is removed or renamed over through
-// the mount, and keeps it open: a program may hold it open without the
+// the mount, and returns what to call with the outcome: if the change was
+// made, the file is kept open, as a program may hold it open without the
 // mount knowing (see freeFiles.keep). The caller holds t.ns.
-func (t *tree) keepOpenFree(ctx context.Context, p string) {
+func (t *tree) keepOpenFree(ctx context.Context, p string) func(changed bool) {
 	if !t.opts.OpenFree {
-		return
+		return func(bool) {}
 	}
 	t.mu.Lock()
 	e, ok := t.inos[p]
 	t.mu.Unlock()
 	if ok && e.mode == syscall.S_IFREG {
-		t.free.keep(ctx, e.ino, p)
+		return t.free.keep(ctx, e.ino, p)
 	}
+	return func(bool) {}
 }
 
 // mountKey marks the context of a request that came through the mount.
@@ -1216,8 +1218,10 @@ func (n *node) remove(ctx context.Context, name string, wantDir bool) syscall.Er
 	case !wantDir && info.IsDir():
 		return syscall.EISDIR
 	}
-	n.t.keepOpenFree(ctx, p)
-	if err := semfs.Remove(ctx, n.t.fsys, p); err != nil {
+	kept := n.t.keepOpenFree(ctx, p)
+	err = semfs.Remove(ctx, n.t.fsys, p)
+	kept(err == nil)
+	if err != nil {
 		return n.t.errno(err)
 	}
 	n.t.renamed()
@@ -1269,10 +1273,13 @@ func (n *node) rename(ctx context.Context, name string, np *node, newName string
 			return syscall.EEXIST
 		}
 	}
+	kept := func(bool) {}
 	if oldp != newp {
-		n.t.keepOpenFree(ctx, newp)
+		kept = n.t.keepOpenFree(ctx, newp)
 	}
-	if err := semfs.Rename(ctx, n.t.fsys, oldp, newp); err != nil {
+	err := semfs.Rename(ctx, n.t.fsys, oldp, newp)
+	kept(err == nil)
+	if err != nil {
 		return n.t.errno(err)
 	}
 	n.t.renamed()
