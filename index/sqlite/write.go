@@ -173,6 +173,9 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 			if err != nil || len(items) == 0 {
 				return nil, err
 			}
+			if err := checkChunkNos(items); err != nil {
+				return nil, err
+			}
 			// putItems takes the rows just read instead of reading them again.
 			ix.seenMu.Lock()
 			ix.seen = &seenRows{gen: ix.st.gen, rows: rows}
