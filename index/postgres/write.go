@@ -130,15 +130,20 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 		return nil
 	}
 	return ix.write(ctx, "index", items[0].File.Path, func(tx pgx.Tx) (*change, error) {
-		ch := &change{}
-		for _, it := range items {
-			if err := ix.putTx(ctx, tx, it); err != nil {
-				return nil, err
-			}
-			ch.Paths = append(ch.Paths, it.File.Path)
-		}
-		return ch, nil
+		return ix.putAll(ctx, tx, items)
 	})
+}
+
+// putAll puts items in tx; the change names their paths.
+func (ix *Index) putAll(ctx context.Context, tx pgx.Tx, items []index.Item) (*change, error) {
+	ch := &change{}
+	for _, it := range items {
+		if err := ix.putTx(ctx, tx, it); err != nil {
+			return nil, err
+		}
+		ch.Paths = append(ch.Paths, it.File.Path)
+	}
+	return ch, nil
 }
 
 var _ index.UpdatingStore = (*Index)(nil)
@@ -228,14 +233,7 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 		if err != nil || len(items) == 0 {
 			return nil, err
 		}
-		ch := &change{}
-		for _, it := range items {
-			if err := ix.putTx(ctx, tx, it); err != nil {
-				return nil, err
-			}
-			ch.Paths = append(ch.Paths, it.File.Path)
-		}
-		return ch, nil
+		return ix.putAll(ctx, tx, items)
 	})
 }
 
