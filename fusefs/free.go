@@ -209,7 +209,7 @@ func (f *freeFiles) acquire(ctx context.Context, ino uint64, write, own bool) (*
 	}
 	h, id, known, errno := f.openHost(ctx, ino, write)
 	if errno == syscall.ESTALE {
-		if fh := f.orphanFile(ino, write, key); fh != nil {
+		if fh := f.orphanFile(ino, write, key, own); fh != nil {
 			return fh, 0
 		}
 	}
@@ -318,9 +318,13 @@ func (f *freeFiles) find(ctx context.Context, ino uint64, key string, write, own
 }
 
 // orphanFile returns, marked busy, a host file of number ino, removed or
-// renamed over, that can serve a read (any) or a write (a writer of the
-// principal key: one whose writer was open at the change), or nil.
-func (f *freeFiles) orphanFile(ino uint64, write bool, key string) *freeHandle {
+// renamed over, that can serve a read (any) or a write, or nil. A write
+// of a caller's own (own) is served only by a writer of its principal key
+// (one whose writer was open at the change); the kernel's writeback of
+// mapped pages (not own: it names nobody, see caller) by that principal's
+// writer if there is one, else by any kept writer, as the mapper's own
+// writer may be another principal's than the file's last caller's.
+func (f *freeFiles) orphanFile(ino uint64, write bool, key string, own bool) *freeHandle {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.files[ino]
@@ -329,10 +333,13 @@ func (f *freeFiles) orphanFile(ino uint64, write bool, key string) *freeHandle {
 	}
 	var pick *freeHandle
 	for _, fh := range e.handles {
-		if fh.retired || (write && (!fh.write || fh.key != key)) {
+		if fh.retired || (write && !fh.write) || (write && own && fh.key != key) {
 			continue
 		}
-		if pick == nil || (!write && pick.write && !fh.write) { // readers read
+		switch {
+		case pick == nil,
+			!write && pick.write && !fh.write,         // readers read
+			write && pick.key != key && fh.key == key: // the last caller's writer first
 			pick = fh
 		}
 	}
@@ -345,7 +352,7 @@ func (f *freeFiles) orphanFile(ino uint64, write bool, key string) *freeHandle {
 // stat answers fstat(2) of number ino, removed or renamed over, from one
 // of its host files.
 func (f *freeFiles) stat(ino uint64) (fs.FileInfo, bool) {
-	fh := f.orphanFile(ino, false, "")
+	fh := f.orphanFile(ino, false, "", true)
 	if fh == nil {
 		return nil, false
 	}
@@ -655,7 +662,7 @@ func (f *freeFiles) syncFile(ctx context.Context, ino uint64) syscall.Errno {
 		}
 		return t.errno(rf.Sync())
 	}
-	fh := f.orphanFile(ino, false, "")
+	fh := f.orphanFile(ino, false, "", true)
 	if fh == nil {
 		return 0
 	}
