@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -124,14 +125,44 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 	return nil
 }
 
-// Put implements index.Store.
+// Put implements index.Store. It takes the path locks of its items'
+// paths first (see pathLocks), so a Put of a row, such as Reconcile's of
+// a file written behind the layer, and another daemon's Update building
+// that row from nothing commit one after the other instead of the later
+// overwriting the earlier.
 func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
+	// Rows are written in path order, as every writer locks them (a
+	// stable sort: of two items for one path the last still wins).
+	items = slices.Clone(items)
+	slices.SortStableFunc(items, func(a, b index.Item) int { return strings.Compare(a.File.Path, b.File.Path) })
+	paths := make([]string, len(items))
+	for i, it := range items {
+		paths[i] = it.File.Path
+	}
+	paths = slices.Compact(paths)
 	return ix.write(ctx, "index", items[0].File.Path, func(tx pgx.Tx) (*change, error) {
+		b := &pgx.Batch{}
+		queuePathLocks(b, paths, false)
+		if err := execBatch(ctx, tx, b); err != nil {
+			return nil, err
+		}
 		return ix.putAll(ctx, tx, items)
 	})
+}
+
+// execBatch sends b in tx and checks each of its statements.
+func execBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	res := tx.SendBatch(ctx, b)
+	for range b.Len() {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return err
+		}
+	}
+	return res.Close()
 }
 
 // putAll puts items in tx; the change names their paths.
@@ -148,21 +179,49 @@ func (ix *Index) putAll(ctx context.Context, tx pgx.Tx, items []index.Item) (*ch
 
 var _ index.UpdatingStore = (*Index)(nil)
 
-// Update's advisory locks. FOR UPDATE locks only rows that exist, so
-// Update first takes a transaction lock on each path (class pathLocks,
-// key the path's hash): an Update of a path without a row, such as a
-// daemon's tag of a file whose first row another daemon is writing, then
-// waits for the other's commit and reads the row it wrote, instead of
-// both building the row from nothing and the later overwriting the
-// earlier (its groups lost, the file public). A lock per path uses an
-// entry of the server's shared lock table (max_locks_per_transaction per
-// connection), so an Update of more than manyPaths paths takes
-// allPathsLock instead, which every Update holds shared otherwise.
+// Path locks. FOR UPDATE locks only rows that exist, so every writer of
+// rows it may create (Update, Put, Rename) first takes a transaction lock
+// on each such path (class pathLocks, key the path's hash): an Update of a
+// path without a row, such as a daemon's tag of a file whose first row
+// another daemon is writing, then waits for the other's commit and reads
+// the row it wrote, instead of both building the row from nothing and the
+// later overwriting the earlier (its groups lost, the file public). A lock
+// per path uses an entry of the server's shared lock table
+// (max_locks_per_transaction per connection), so a write of more than
+// manyPaths paths, or of paths not known before its rows are read (a
+// directory's Rename), takes allPathsLock exclusively instead, which every
+// other such write holds shared.
+//
+// Lock order, the same in every writer, so none waits for another in a
+// cycle: 74232 (rebuildDerived only), then allPathsLock, then the path
+// locks in ascending key order, then rows of files in path order (one
+// statement, ORDER BY path FOR UPDATE, or a Put's items sorted by path),
+// then the semfs_gen row (in write). No advisory lock is taken after a row
+// lock. Remove takes no advisory lock (it creates no row) and locks the
+// rows it deletes in path order. The embedding writes take none either;
+// they change one row, or a batch's rows in the order given (the drain's:
+// key order). 74231 is session-level, held only by migrate, which runs
+// nothing else meanwhile. Not ordered yet: rebuildDerived's update of
+// every files row, and the chunk rows of one file, which a Put deletes in
+// no set order while a batch of content vectors updates them in key order.
 const (
 	pathLocks    = 74233 // class of the (class, hash) locks; 74231 and 74232 are single-key locks
 	allPathsLock = 74234
 	manyPaths    = 256
 )
+
+// queuePathLocks queues on b the advisory locks of a write of paths (any
+// order, repeats allowed), or with all the lock of all paths alone.
+func queuePathLocks(b *pgx.Batch, paths []string, all bool) {
+	if all || len(paths) > manyPaths {
+		b.Queue(`SELECT pg_advisory_xact_lock($1::int8)`, allPathsLock)
+		return
+	}
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1::int8)`, allPathsLock)
+	// unnest yields the keys in order, and each key's lock is taken
+	// before the next key is read.
+	b.Queue(`SELECT pg_advisory_xact_lock($1::int4, k) FROM unnest($2::int4[]) AS k`, pathLocks, pathKeys(paths))
+}
 
 // pathKeys returns the lock keys of paths, sorted and without repeats:
 // taken in that order, two Updates of overlapping paths cannot wait for
@@ -181,10 +240,11 @@ func pathKeys(paths []string) []int32 {
 // Update implements index.UpdatingStore: the paths are locked (see
 // pathLocks) and their rows read with FOR UPDATE in the transaction that
 // writes build's items, so a write of one of them by another daemon (or
-// this one) through Update commits before the read or waits for this
-// transaction, whether or not the row exists yet. Put, Remove and Rename
-// take no path lock: they are ordered with an Update only where the row
-// exists (a Put of a new row can still overwrite one an Update wrote).
+// this one) through Update, Put or Rename commits before the read or
+// waits for this transaction, whether or not the row exists yet. Remove
+// takes no path lock: it creates no row, and waits where the row exists.
+// build's items name paths among paths; others would be written without
+// their locks.
 func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
 	if len(paths) == 0 {
 		return nil
@@ -195,14 +255,7 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 	return ix.write(ctx, "index", paths[0], func(tx pgx.Tx) (*change, error) {
 		// The locks and the read go in one round trip.
 		b := &pgx.Batch{}
-		if len(sorted) > manyPaths {
-			b.Queue(`SELECT pg_advisory_xact_lock($1::int8)`, allPathsLock)
-		} else {
-			b.Queue(`SELECT pg_advisory_xact_lock_shared($1::int8)`, allPathsLock)
-			// unnest yields the keys in order, and each row's lock is
-			// taken before the next row is read.
-			b.Queue(`SELECT pg_advisory_xact_lock($1::int4, k) FROM unnest($2::int4[]) AS k`, pathLocks, pathKeys(sorted))
-		}
+		queuePathLocks(b, sorted, false)
 		// Rows locked in path order, so two updates of the same rows
 		// cannot wait for each other.
 		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
@@ -354,7 +407,8 @@ func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree b
 	if subtree {
 		cond, args = below("path", path, 1)
 	}
-	rows, err := tx.Query(ctx, `DELETE FROM files WHERE `+cond+` RETURNING path`, args...)
+	// Rows locked in path order, as every writer locks them.
+	rows, err := tx.Query(ctx, `DELETE FROM files WHERE path IN (SELECT path FROM files WHERE `+cond+` ORDER BY path FOR UPDATE) RETURNING path`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -373,18 +427,72 @@ func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree b
 	return paths, nil
 }
 
-// Rename implements index.Store.
+// Rename implements index.Store. It takes the path locks (see pathLocks)
+// of both paths, and then locks, in path order, the rows it changes: those
+// at and below either path and those linking to a moved one. The rows
+// below the old path (a directory's) move to paths it did not lock, so on
+// finding one it starts again holding the lock of all paths: a move onto
+// a path whose first row another daemon's Update or Put is building then
+// waits for that write's commit and replaces its row, instead of being
+// overwritten by it (the moved file's groups lost, the file public).
 func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 	if oldpath == newpath {
 		return nil
 	}
+	subtree := false
+	err := ix.rename(ctx, oldpath, newpath, false, &subtree)
+	if subtree {
+		err = ix.rename(ctx, oldpath, newpath, true, &subtree)
+	}
+	return err
+}
+
+// errSubtree rolls back a Rename that found rows below its old path
+// without holding the lock of all paths.
+var errSubtree = errors.New("rename of a subtree")
+
+func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, subtree *bool) error {
+	*subtree = false
 	return ix.write(ctx, "rename", oldpath, func(tx pgx.Tx) (*change, error) {
+		b := &pgx.Batch{}
+		queuePathLocks(b, []string{oldpath, newpath}, all)
+		ocond, oargs := below("path", oldpath, 1)
+		ncond, nargs := below("path", newpath, 1+len(oargs))
+		lcond, _ := below("dst", oldpath, 1)
+		b.Queue(`SELECT path FROM files WHERE `+ocond+` OR `+ncond+` OR path IN (SELECT src FROM links WHERE `+lcond+`)
+			ORDER BY path FOR UPDATE`, append(oargs, nargs...)...)
+		res := tx.SendBatch(ctx, b)
+		for range b.Len() - 1 {
+			if _, err := res.Exec(); err != nil {
+				res.Close()
+				return nil, err
+			}
+		}
+		rows, err := res.Query()
+		if err != nil {
+			res.Close()
+			return nil, err
+		}
+		lockedPaths, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if cerr := res.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		locked := make(map[string]bool, len(lockedPaths))
+		for _, p := range lockedPaths {
+			locked[p] = true
+			if !all && p != oldpath && semfs.HasPrefix(p, oldpath) {
+				*subtree = true
+				return nil, errSubtree
+			}
+		}
 		replaced, err := ix.removeTx(ctx, tx, newpath, true)
 		if err != nil {
 			return nil, err
 		}
-		cond, args := below("path", oldpath, 1)
-		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+cond, args...)
+		rows, err = tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+ocond+` ORDER BY path`, oargs...)
 		if err != nil {
 			return nil, err
 		}
@@ -394,6 +502,11 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 		}
 		ch := &change{Removed: replaced}
 		for _, f := range mv {
+			if !locked[f.Path] {
+				// Written after the rows were locked, so after this
+				// rename in the order of commits: it stays.
+				continue
+			}
 			np := newpath + f.Path[len(oldpath):]
 			m := f.Meta
 			m.Path = np
@@ -405,7 +518,7 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 				return nil, err
 			}
 			// Chunks move with the file; their full-text rows carry the path.
-			crows, err := tx.Query(ctx, `SELECT id, no, text FROM chunks WHERE path = $1`, f.Path)
+			crows, err := tx.Query(ctx, `SELECT id, no, text FROM chunks WHERE path = $1 ORDER BY no`, f.Path)
 			if err != nil {
 				return nil, err
 			}
@@ -432,6 +545,7 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 			}
 			ch.Removed = append(ch.Removed, f.Path)
 			ch.Paths = append(ch.Paths, np)
+			locked[np] = true // the moved row, still locked
 		}
 		// Rewrite links that point at a moved path, in every file holding one.
 		lcond, largs := below("dst", oldpath, 1)
@@ -444,6 +558,10 @@ func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 			return nil, err
 		}
 		for _, src := range srcs {
+			if !locked[src] {
+				// Linked after the rows were locked: after this rename.
+				continue
+			}
 			var links []string
 			if err := tx.QueryRow(ctx, `SELECT links FROM files WHERE path = $1`, src).Scan(&links); err != nil {
 				if err == pgx.ErrNoRows {
