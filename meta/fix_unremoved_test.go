@@ -44,7 +44,7 @@ func (s blindRemoves) WalkFiles(ctx context.Context, root string, fn func(index.
 // store). The removed file's row still goes: a file written at its path
 // by this process starts a row of its own (review 6, R4). This holds
 // whether the failed removal could read the rows it left or not (then
-// rows written after the removal are the others').
+// rows at whose paths a file stands are the others').
 func TestClearUnremovedKeepsOtherProcessesRows(t *testing.T) {
 	for _, blind := range []bool{false, true} {
 		t.Run(map[bool]string{false: "rows-read", true: "rows-unread"}[blind], func(t *testing.T) {

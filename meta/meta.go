@@ -15,10 +15,12 @@
 // the next write of rows at that path (a save, a tag, a rename) removes
 // them first, and fails while it cannot, so that a file created there
 // again never takes the removed file's groups or created_by. Only the
-// removed files' rows go: those the failed removal read, still unchanged
-// (or, when it could not read them, rows not written after it); a row
-// another process wrote there since stays, restricted as the store holds
-// it. A restart forgets them: Reconcile removes rows whose files are gone.
+// removed files' rows go, path by path: those read before the removal,
+// still unchanged (or, when they could not be read, rows at whose paths
+// no file stands, checked before a WriteFile or OpenFile writes the
+// base; a write fails while the rows cannot be read); a row another
+// process wrote there since stays, restricted as the store holds it. A
+// restart forgets them: Reconcile removes rows whose files are gone.
 //
 // Saves that finish together share one store transaction (group commit): a
 // save waits for the commit that holds its row, so what a close or fsync
@@ -482,6 +484,9 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte, perm fs.Fi
 		// writer created the file, if this one did not.
 		f.flushCloses(context.WithoutCancel(ctx), func(q string) bool { return q == p })
 	}
+	if err := f.clearBeforeWrite(context.WithoutCancel(ctx), "write", p); err != nil {
+		return err
+	}
 	// The ticket is taken before the write: written then knows whether
 	// another save of p began while the bytes went to the base.
 	t := f.tickets.take(p, creator(ctx))
@@ -500,6 +505,11 @@ func (f *FS) OpenFile(ctx context.Context, name string, flag int, perm fs.FileMo
 	p, err := semfs.Clean("open", name)
 	if err != nil {
 		return nil, err
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) != 0 {
+		if err := f.clearBeforeWrite(context.WithoutCancel(ctx), "open", p); err != nil {
+			return nil, err
+		}
 	}
 	h, err := semfs.OpenFile(ctx, f.base, p, flag, perm)
 	if err != nil {
@@ -606,6 +616,10 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 		}
 		mark = f.closes.mark()
 	}
+	// The rows the removal is meant to remove, read before it: should
+	// the store fail to remove them, they are told from rows another
+	// process writes there meanwhile (see removal).
+	before, berr := f.rowsBelow(context.WithoutCancel(ctx), p)
 	if err := do(); err != nil {
 		if held {
 			f.closes.run.Unlock()
@@ -622,7 +636,7 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 	// is still there) cannot put the row back after this.
 	f.mu.Lock()
 	err := f.store.Remove(context.WithoutCancel(ctx), p, true)
-	f.noteRemoved(context.WithoutCancel(ctx), p, err)
+	f.noteRemoved(p, err, before, berr)
 	f.mu.Unlock()
 	if held {
 		// After run: see Rename.
@@ -642,25 +656,59 @@ func (f *FS) remove(ctx context.Context, op, p string, do func() error) error {
 // removal is a removal of root whose rows the store failed to remove.
 // Other processes (a second daemon, the CLI on the same index) may write
 // rows below root before they are cleared, and those are theirs to keep:
-// the removed files' rows are told apart by rows, or by at.
+// the removed files' rows are told apart by rows, or by the base.
 type removal struct {
 	root string
-	// rows are the rows at or below root as the failed removal left
-	// them: a row is a removed file's while it is still there unchanged
-	// (see sameRow). Nil when they could not be read either; then a row
-	// neither created nor updated after at is a removed file's.
+	// rows are the rows at or below root as read before the base's
+	// removal: a row is a removed file's while it is still there
+	// unchanged (see sameRow). Nil when they could not be read (or were
+	// too many to hold); then a row is a removed file's only when no
+	// file stands at its path in the base, and the writes below root
+	// fail until the rows can be read (a row's times say nothing: a
+	// rename or `cp -p` keeps old ones).
 	rows map[string]semfs.Meta
-	at   time.Time
+}
+
+// maxRemovedRows is the most rows a removal holds to tell the removed
+// files' rows apart (see removal.rows); above it the base decides.
+const maxRemovedRows = 1 << 16
+
+var errTooManyRows = errors.New("too many rows to hold")
+
+// rowsBelow reads the rows at or below p, at most maxRemovedRows.
+func (f *FS) rowsBelow(ctx context.Context, p string) (map[string]semfs.Meta, error) {
+	rows := map[string]semfs.Meta{}
+	err := f.store.WalkFiles(ctx, p, func(row index.File) error {
+		if len(rows) >= maxRemovedRows {
+			return errTooManyRows
+		}
+		rows[row.Path] = row.Meta
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 // removed reports whether the row m, read at or below r.root, is a
 // removed file's.
-func (r *removal) removed(m semfs.Meta) bool {
+func (f *FS) removed(ctx context.Context, r *removal, m semfs.Meta) bool {
 	if r.rows == nil {
-		return !m.CreatedAt.After(r.at) && !m.UpdatedAt.After(r.at)
+		return f.absent(ctx, m.Path)
 	}
 	old, ok := r.rows[m.Path]
 	return ok && sameRow(old, m)
+}
+
+// absent reports whether no file stands at p in the base (a directory
+// has no row; an error that is not an absence counts as a file).
+func (f *FS) absent(ctx context.Context, p string) bool {
+	info, err := f.base.Stat(ctx, p)
+	if err != nil {
+		return semfs.IsAbsence(err)
+	}
+	return info.IsDir()
 }
 
 // sameRow reports whether a row read again (b) is the row a was: a save
@@ -675,9 +723,10 @@ func sameRow(a, b semfs.Meta) bool {
 }
 
 // noteRemoved records the outcome err of the store's removal of the rows
-// at or below p, whose files are gone: on failure, with the rows the
-// store kept. The caller holds f.mu.
-func (f *FS) noteRemoved(ctx context.Context, p string, err error) {
+// at or below p, whose files are gone: on failure, with the rows read
+// before the base's removal (before, or berr if they could not be read).
+// The caller holds f.mu.
+func (f *FS) noteRemoved(p string, err error, before map[string]semfs.Meta, berr error) {
 	// The removals at or below p were done now, or this one covers them.
 	kept := f.unremoved[:0]
 	for _, r := range f.unremoved {
@@ -686,31 +735,45 @@ func (f *FS) noteRemoved(ctx context.Context, p string, err error) {
 		}
 	}
 	f.unremoved = kept
-	if err == nil {
+	if err == nil || (berr == nil && len(before) == 0) {
+		// Done, or there was no row to remove: a row there now is
+		// another process's.
 		return
 	}
-	r := removal{root: p, at: f.opts.Now()}
-	rows := map[string]semfs.Meta{}
-	werr := f.store.WalkFiles(ctx, p, func(row index.File) error {
-		rows[row.Path] = row.Meta
+	f.unremoved = append(f.unremoved, removal{root: p, rows: before})
+}
+
+// clearBeforeWrite clears, before the base's file at p is written, the
+// rows of removed files kept at or below p (see clearUnremoved): then
+// the base still tells a removed file's row from another process's when
+// the removal could not read the rows. While those rows cannot be read
+// it fails, and the file is not written; otherwise a failure leaves the
+// row to wait (the save that follows fails to store it, as before).
+func (f *FS) clearBeforeWrite(ctx context.Context, op, p string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.unremoved) == 0 {
 		return nil
-	})
-	if werr == nil && len(rows) == 0 {
-		return
 	}
-	if werr == nil {
-		r.rows = rows
+	err := f.clearUnremoved(ctx, p)
+	if err == nil {
+		return nil
 	}
-	f.unremoved = append(f.unremoved, r)
+	for _, r := range f.unremoved {
+		if r.rows == nil && (semfs.HasPrefix(p, r.root) || semfs.HasPrefix(r.root, p)) {
+			return &fs.PathError{Op: op, Path: p, Err: err}
+		}
+	}
+	return nil
 }
 
 // clearUnremoved removes, before rows at or below any of paths are
 // written, the rows of removed files the store kept there (see unremoved):
 // a file created again at such a path must not take the old file's
 // groups and created_by, nor a file renamed there keep the old rows below
-// it. It fails, and so must the write, while the store cannot remove
-// them; the rows written meanwhile would otherwise be removed with them
-// later. The caller holds f.mu.
+// it. It fails, and so must the write, while the store cannot read or
+// remove them; the rows written meanwhile would otherwise be removed with
+// them later. The caller holds f.mu.
 func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 	for i := 0; i < len(f.unremoved); {
 		r := &f.unremoved[i]
@@ -726,7 +789,7 @@ func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 			continue
 		}
 		if err := f.clearRemoval(ctx, r); err != nil {
-			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them: %w", r.root, err)
+			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them now (retry later): %w", r.root, err)
 		}
 		f.unremoved = slices.Delete(f.unremoved, i, i+1)
 	}
@@ -734,16 +797,16 @@ func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 }
 
 // clearRemoval removes the removed files' rows that r left in the store,
-// and no row written at or below r.root since, and brings the
-// restrictions there in step with the store: those of the removed rows
-// go, the others are as the store holds them (another process may have
-// set them, and this one's poller not applied them yet). The caller
-// holds f.mu.
+// one path at a time (never the subtree: a row another process writes
+// below r.root meanwhile is not among them), and brings the restrictions
+// there in step with the store: those of the removed rows go, the
+// others are as the store holds them (another process may have set them,
+// and this one's poller not applied them yet). The caller holds f.mu.
 func (f *FS) clearRemoval(ctx context.Context, r *removal) error {
 	var gone []string
 	var live []semfs.Meta
 	err := f.store.WalkFiles(ctx, r.root, func(row index.File) error {
-		if r.removed(row.Meta) {
+		if f.removed(ctx, r, row.Meta) {
 			gone = append(gone, row.Path)
 		} else {
 			live = append(live, row.Meta)
@@ -755,16 +818,6 @@ func (f *FS) clearRemoval(ctx context.Context, r *removal) error {
 	}
 	for _, m := range live {
 		f.vis.set(m.Path, m.Tags)
-	}
-	if len(live) == 0 {
-		// Every row there is a removed file's: one removal. (A row
-		// another process writes between the read and this removal
-		// goes with them, as with any removal of a subtree.)
-		if err := f.store.Remove(ctx, r.root, true); err != nil {
-			return err
-		}
-		f.vis.dropEach(gone)
-		return nil
 	}
 	var done []string
 	for _, p := range gone {
