@@ -105,6 +105,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/semfs/semfs"
@@ -212,8 +213,12 @@ type FS struct {
 
 	// unremoved are the removals through the layer whose rows the store
 	// failed to remove. A write of rows at or below one removes the
-	// removed files' rows there first (clearUnremoved). Guarded by mu.
-	unremoved []removal
+	// removed files' rows there first (clearUnremoved). Guarded by mu;
+	// anyUnremoved says whether it holds any, read without mu by the
+	// writes of files (clearBeforeWrite) so that they do not wait for a
+	// group commit holding mu when, as nearly always, it holds none.
+	unremoved    []removal
+	anyUnremoved atomic.Bool
 
 	group   group   // saves waiting to share a commit
 	tickets tickets // the order of the saves of one path
@@ -735,6 +740,7 @@ func (f *FS) noteRemoved(p string, err error, before map[string]semfs.Meta, berr
 		}
 	}
 	f.unremoved = kept
+	defer func() { f.anyUnremoved.Store(len(f.unremoved) > 0) }()
 	if err == nil || (berr == nil && len(before) == 0) {
 		// Done, or there was no row to remove: a row there now is
 		// another process's.
@@ -750,6 +756,9 @@ func (f *FS) noteRemoved(p string, err error, before map[string]semfs.Meta, berr
 // it fails, and the file is not written; otherwise a failure leaves the
 // row to wait (the save that follows fails to store it, as before).
 func (f *FS) clearBeforeWrite(ctx context.Context, op, p string) error {
+	if !f.anyUnremoved.Load() {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.unremoved) == 0 {
@@ -792,6 +801,7 @@ func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 			return fmt.Errorf("the index still holds the rows of files removed at %s and cannot remove them now (retry later): %w", r.root, err)
 		}
 		f.unremoved = slices.Delete(f.unremoved, i, i+1)
+		f.anyUnremoved.Store(len(f.unremoved) > 0)
 	}
 	return nil
 }
