@@ -1,7 +1,8 @@
 package daemon_test
 
-// Review 7 evidence test (open-free mode, end to end through meta).
-// Run: go test -race -run TestRev7 ./daemon
+// Open-free mode end to end through meta: a removed file's writer does
+// not name a new file at its path, and the mode is refused where write
+// access differs between callers (review 7, R1 and R4).
 
 import (
 	"context"
@@ -18,16 +19,18 @@ import (
 	"github.com/semfs/semfs/fusefs"
 )
 
-// TestRev7OpenFreeRemovedWriterNamesNewFile: root rewrites /f through the
+// TestOpenFreeRemovedWriterKeepsNewFileCreator: root rewrites /f through the
 // open-free mount and removes it at once; another user then creates a new
-// /f and writes it for two seconds. The removed file's writer, orphaned
-// until the kernel forgets the inode (plus reapDelay), is closed first;
-// meta re-reads /f (writtenBehind) and makes the new file's row with root
-// as created_by, which never changes afterwards.
-func TestRev7OpenFreeRemovedWriterNamesNewFile(t *testing.T) { rev7RemovedWriter(t, "-open-free") }
+// /f and writes it for two seconds. The new file's created_by must be
+// the other user: the removed file's writer is reported before the
+// removal, not when it is closed later (then meta would re-read /f and
+// make the new file's row with root as created_by, which never changes).
+func TestOpenFreeRemovedWriterKeepsNewFileCreator(t *testing.T) { rev7RemovedWriter(t, "-open-free") }
 
-// TestRev7DefaultRemovedWriter is the same in the default mode (passes).
-func TestRev7DefaultRemovedWriter(t *testing.T) { rev7RemovedWriter(t, "-open-free=false") }
+// TestDefaultRemovedWriterKeepsNewFileCreator: the same in the default mode.
+func TestDefaultRemovedWriterKeepsNewFileCreator(t *testing.T) {
+	rev7RemovedWriter(t, "-open-free=false")
+}
 
 func rev7RemovedWriter(t *testing.T, mode string) {
 	if os.Geteuid() != 0 {
@@ -80,7 +83,7 @@ func itoa(i int) string {
 	return string(rune('0'+i/10)) + string(rune('0'+i%10))
 }
 
-// TestRev7OpenFreeRefusedWhereWritesDiffer (review 7, R1): in the
+// TestOpenFreeRefusedWhereWritesDiffer (review 7, R1): in the
 // open-free mode the kernel writes a shared mapping's pages back naming
 // no caller, and the mount makes the write as the file's last caller. A
 // tokens file that lets a principal read a path without writing it makes
@@ -89,7 +92,7 @@ func itoa(i int) string {
 // as a writer, or a writer's refused as a reader's. The daemon refuses to
 // start then, before it mounts, naming the setting and the token; hiding
 // ("none" rules, groups) is allowed.
-func TestRev7OpenFreeRefusedWhereWritesDiffer(t *testing.T) {
+func TestOpenFreeRefusedWhereWritesDiffer(t *testing.T) {
 	needFUSE(t)
 	for name, tok := range map[string]string{
 		"read_only":    `{"id": "ro", "read_only": true}`,

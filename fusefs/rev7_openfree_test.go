@@ -1,7 +1,7 @@
 package fusefs
 
-// Review 7 evidence tests for the open-free mode (27c852b, 2109427).
-// Run one at a time: go test -race -run 'TestRev7' ./fusefs
+// Open-free mode: fsync after the quiet period, removed writers, a
+// detached mount and listings (review 7, R2, R3, R4, R7).
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func pyAs(uid int, script string, args ...string) *exec.Cmd {
 // mapped a file, so Options.OpenFree now requires of the caller that no
 // such tree is served (every caller who can see a file may write it if
 // any may), and the daemon refuses the mode where its tokens would break
-// that: daemon TestRev7OpenFreeRefusedWhereWritesDiffer. Over closedFS the
+// that: daemon TestOpenFreeRefusedWhereWritesDiffer. Over closedFS the
 // two tests show what the contract rules out, so they are not kept here.
 
 // syncFS records the Sync calls writers of the tree receive.
@@ -75,13 +75,13 @@ func (s *syncFS) count() int {
 	return len(s.syncs)
 }
 
-// TestRev7FsyncAfterQuietPeriodSyncsNothing: a program writes a file
+// TestOpenFreeFsyncAfterQuietPeriodSyncs: a program writes a file
 // through the mount and calls fsync(2) a moment later. In the default
 // mode the FSYNC reaches the handle and syncs the host file. In the
 // open-free mode the writer was closed by the reap after freeQuiet
 // (200 ms; a host close does not sync), and freeFiles.fsync finds no
 // writer: fsync(2) returns success and the host file was never synced.
-func TestRev7FsyncAfterQuietPeriodSyncsNothing(t *testing.T) {
+func TestOpenFreeFsyncAfterQuietPeriodSyncs(t *testing.T) {
 	ctx := context.Background()
 	tree := &closedFS{FS: hostTree(t)}
 	st := &syncFS{closedFS: tree}
@@ -107,7 +107,7 @@ func TestRev7FsyncAfterQuietPeriodSyncsNothing(t *testing.T) {
 	}
 }
 
-// TestRev7RemovedWritersCloseReportsNewFile: root rewrites /pub/f through
+// TestOpenFreeRemovedWriterNotReportedAtNewFile: root rewrites /pub/f through
 // the mount and removes it at once (write; close; rm — nothing reaches
 // the daemon at close(2) in this mode). The writer host file of the
 // removed file is orphaned, kept open until the kernel forgets the inode
@@ -118,7 +118,7 @@ func TestRev7FsyncAfterQuietPeriodSyncsNothing(t *testing.T) {
 // yet, records root as the new file's created_by (seed 000: created_by is
 // the first writer and never changes). In the default mode RELEASE closes
 // the writer at close(2), before the removal.
-func TestRev7RemovedWritersCloseReportsNewFile(t *testing.T) {
+func TestOpenFreeRemovedWriterNotReportedAtNewFile(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (runs a command as another user)")
 	}
@@ -156,7 +156,7 @@ print('done')
 	}
 }
 
-// TestRev7DetachedMountReportsNothing: the daemon started as root with
+// TestOpenFreeDetachedMountReportsPending: the daemon started as root with
 // DropCaps (the default) does not call Server.Unmount at shutdown: its
 // unmount helper detaches the mount (MNT_DETACH) and the daemon calls
 // Server.Wait, then closes the metadata layer (daemon.Main.Close). Only
@@ -165,7 +165,7 @@ print('done')
 // not reported, so the daemon closes its index before the write is
 // indexed (and a file created then loses its created_by for good:
 // Reconcile at the next start records none).
-func TestRev7DetachedMountReportsNothing(t *testing.T) {
+func TestOpenFreeDetachedMountReportsPending(t *testing.T) {
 	ctx := context.Background()
 	tree := &closedFS{FS: hostTree(t)}
 	semfs.WriteFile(ctx, tree.FS, "/g", []byte("0000"), 0o644)
@@ -196,12 +196,12 @@ func TestRev7DetachedMountReportsNothing(t *testing.T) {
 	}
 }
 
-// TestRev7DirFreeRelistsPerReaddir: without OPENDIR (dirFree), every
+// TestOpenFreeListsOncePerReaddirSequence: without OPENDIR (dirFree), every
 // READDIR chunk opens a fresh directory handle, which lists the whole
 // directory from the tree again to serve one chunk: listing a directory
 // of n entries reads the tree about n/100 times (quadratic work). Not a
 // correctness bug; noted for the record.
-func TestRev7DirFreeRelistsPerReaddir(t *testing.T) {
+func TestOpenFreeListsOncePerReaddirSequence(t *testing.T) {
 	ctx := context.Background()
 	h := hostTree(t)
 	tree := &listCountingFS{FS: h}

@@ -1,7 +1,8 @@
 package meta_test
 
-// Review 7 evidence test for 7316b30 (unremoved rows cleared before the
-// next write). Run: go test -race -run TestRev7 ./meta
+// Rows another process writes below a path whose store removal failed
+// are kept when this process clears the removed files' rows (review 7,
+// R5).
 
 import (
 	"context"
@@ -31,7 +32,7 @@ func (s failingRemoves) Remove(ctx context.Context, p string, subtree bool) erro
 	return s.Index.Remove(ctx, p, subtree)
 }
 
-// TestRev7ClearUnremovedWipesPeerRows: daemon A removes /proj, and the
+// TestClearUnremovedKeepsPeerRows: daemon A removes /proj, and the
 // store fails to remove its rows (remembered in A's unremoved set). Another
 // process on the same index (a second daemon, the CLI) then creates
 // /proj/new.txt there and restricts it to finance; A's poller applies the
@@ -40,7 +41,7 @@ func (s failingRemoves) Remove(ctx context.Context, p string, subtree bool) erro
 // restricted row included — and drops A's in-memory restriction below
 // /proj (vis.drop): the finance file becomes readable by everyone through
 // A, and its groups are gone from the shared index.
-func TestRev7ClearUnremovedWipesPeerRows(t *testing.T) {
+func TestClearUnremovedKeepsPeerRows(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data, db := filepath.Join(dir, "data"), filepath.Join(dir, "index.db")

@@ -1,7 +1,7 @@
 package postgres
 
-// Review 7 evidence test for c160281. Run:
-// go test -race -run TestRev7 ./index/postgres
+// A tag of a file whose first row another daemon is writing is kept
+// (review 7, R6).
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/semfs/semfs/meta"
 )
 
-// TestRev7TagOfNewFileLostToFirstSave: Update locks only rows that exist.
+// TestTagOfNewFileKeptOverFirstSave: Update locks only rows that exist.
 // Daemon A writes a new file /x.md (no row yet); while A builds its row
 // (read FOR UPDATE found nothing, so nothing is locked), daemon B, which
 // sees the file in the shared tree, restricts it to finance: B's Update
@@ -24,7 +24,7 @@ import (
 // inserts its row, built from "no row", and ON CONFLICT overwrites B's
 // groups: the file B restricted is public, although B's tag succeeded.
 // This is the exposure c160281 says it removes, for a file's first save.
-func TestRev7TagOfNewFileLostToFirstSave(t *testing.T) {
+func TestTagOfNewFileKeptOverFirstSave(t *testing.T) {
 	pg := testserver.StartPostgres(t)
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
