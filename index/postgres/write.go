@@ -259,22 +259,7 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 		// Rows locked in path order, so two updates of the same rows
 		// cannot wait for each other.
 		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
-		res := tx.SendBatch(ctx, b)
-		for range b.Len() - 1 {
-			if _, err := res.Exec(); err != nil {
-				res.Close()
-				return nil, err
-			}
-		}
-		rows, err := res.Query()
-		if err != nil {
-			res.Close()
-			return nil, err
-		}
-		files, err := pgx.CollectRows(rows, scanFileRow)
-		if cerr := res.Close(); err == nil {
-			err = cerr
-		}
+		files, err := lockedRows(ctx, tx, b, scanFileRow)
 		if err != nil {
 			return nil, err
 		}
@@ -461,22 +446,7 @@ func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, 
 		lcond, _ := below("dst", oldpath, 1)
 		b.Queue(`SELECT path FROM files WHERE `+ocond+` OR `+ncond+` OR path IN (SELECT src FROM links WHERE `+lcond+`)
 			ORDER BY path FOR UPDATE`, append(oargs, nargs...)...)
-		res := tx.SendBatch(ctx, b)
-		for range b.Len() - 1 {
-			if _, err := res.Exec(); err != nil {
-				res.Close()
-				return nil, err
-			}
-		}
-		rows, err := res.Query()
-		if err != nil {
-			res.Close()
-			return nil, err
-		}
-		lockedPaths, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if cerr := res.Close(); err == nil {
-			err = cerr
-		}
+		lockedPaths, err := lockedRows(ctx, tx, b, pgx.RowTo[string])
 		if err != nil {
 			return nil, err
 		}
@@ -492,7 +462,7 @@ func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, 
 		if err != nil {
 			return nil, err
 		}
-		rows, err = tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+ocond+` ORDER BY path`, oargs...)
+		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+ocond+` ORDER BY path`, oargs...)
 		if err != nil {
 			return nil, err
 		}
@@ -807,4 +777,26 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 			ix.fresh.advance(ch.Gen)
 		}
 	}
+}
+
+// lockedRows sends b, whose statements take locks and end with a query,
+// in one round trip, and collects the rows of that query with scan.
+func lockedRows[T any](ctx context.Context, tx pgx.Tx, b *pgx.Batch, scan pgx.RowToFunc[T]) ([]T, error) {
+	res := tx.SendBatch(ctx, b)
+	for range b.Len() - 1 {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return nil, err
+		}
+	}
+	rows, err := res.Query()
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, scan)
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	return out, err
 }
