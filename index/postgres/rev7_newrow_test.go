@@ -5,15 +5,12 @@ package postgres
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/semfs/semfs"
-	"github.com/semfs/semfs/hostfs"
-	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/indextest"
 	"github.com/semfs/semfs/internal/testserver"
-	"github.com/semfs/semfs/meta"
 )
 
 // TestTagOfNewFileKeptOverFirstSave: Update locks only rows that exist.
@@ -29,22 +26,8 @@ func TestTagOfNewFileKeptOverFirstSave(t *testing.T) {
 	dsn := freshDB(t, pg)
 	ctx := context.Background()
 	dir := t.TempDir()
-	layer := func(store index.Store) *meta.FS {
-		t.Helper()
-		host, err := hostfs.Open(dir, hostfs.ReadWrite)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { host.Close() })
-		m, err := meta.New(host, store, meta.Options{PeerPoll: -1, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		return m
-	}
-	g := &gatedRows{Index: openStore(t, dsn)}
-	a, b := layer(g), layer(openStore(t, dsn))
+	g := indextest.Gate(openStore(t, dsn))
+	a, b := indextest.Layer(t, dir, g), indextest.Layer(t, dir, openStore(t, dsn))
 	done := make(chan error, 1)
 	hook := func() {
 		go func() {
@@ -56,11 +39,11 @@ func TestTagOfNewFileKeptOverFirstSave(t *testing.T) {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	g.hook.Store(&hook)
+	g.Hook(hook)
 	if err := a.WriteFile(semfs.WithPrincipal(ctx, semfs.Principal{ID: "app"}), "/x.md", []byte("board numbers\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if g.hook.Load() != nil {
+	if g.Pending() {
 		t.Fatal("A did not read the row")
 	}
 	if err := <-done; err != nil {
