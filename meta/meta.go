@@ -1036,12 +1036,25 @@ func (f *FS) keepRestriction(ctx context.Context, o, n string) (kept *semfs.Tags
 	if err != nil || kept == nil {
 		return nil, false, nil, err
 	}
+	// The undo gives o's row back its own groups and public flag, read
+	// again in the transaction that writes them: a tag another process
+	// set on o since is kept, and so are groups it set in place of the
+	// kept ones (they are no longer this rename's to take back).
+	groups := slices.Clone(kept.Groups)
 	undo = func() {
 		var err error
 		if pending {
 			err = f.store.Remove(ctx, o, false)
 		} else {
-			err = f.store.Put(ctx, index.Item{File: old, TagText: index.TagText(old.Meta)})
+			err = f.update(ctx, []string{o}, func(stored map[string]index.File) ([]index.Item, error) {
+				r, ok := stored[o]
+				if !ok || r.Public != kept.Public || !slices.Equal(r.Groups, groups) {
+					return nil, nil
+				}
+				r.Tags = r.Tags.Clone()
+				r.Groups, r.Public = old.Groups, old.Public
+				return []index.Item{{File: r, TagText: index.TagText(r.Meta)}}, nil
+			})
 		}
 		f.logErr("rename", o, err)
 	}
