@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -42,10 +43,30 @@ func main() {
 	rounds := flag.Int("rounds", 1, "run the tree walks this many times (a row per walk and round)")
 	walks := flag.String("walks", "ls,find,grep", "the tree walks to run, comma-separated: ls (ls -R), find (find -type f), grep (grep -r)")
 	openFree := flag.Bool("open-free", false, "serve the mount in the open-free mode (daemon -open-free): files opened and closed without a FUSE request, no passthrough")
+	floor := flag.Bool("floor", false, "run the workloads on reference FUSE servers too (go-fuse's loopback with semfs's cache settings and with the most caching the protocol offers, an in-memory server), count their requests, and measure one request's round trip")
+	samples := flag.String("samples", "", "append each side's time per workload to this file (tab-separated), for -summarize")
+	summary := flag.String("summarize", "", "print the median time and ratio to native of each side per workload in these -samples files (comma-separated), and exit")
 	flag.Parse()
-	if *only != "" && *only != "walks" {
-		log.Fatalf("-only %q: the only subset is walks", *only)
+	if *summary != "" {
+		for _, p := range strings.Split(*summary, ",") {
+			f, err := os.Open(p)
+			must(err)
+			defer f.Close()
+			fmt.Printf("%s:\n\n", p)
+			must(summarize(f, os.Stdout))
+			fmt.Println()
+		}
+		return
 	}
+	if *only != "" && *only != "walks" {
+		fatalf("-only %q: the only subset is walks", *only)
+	}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		fatalf("benchmount: %v", <-sig)
+	}()
+	defer runCleanups()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		must(err)
@@ -68,18 +89,32 @@ func main() {
 	cfg.Debug = *debugFlag
 	d := &daemon.Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if err := d.Start(context.Background()); err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
-	defer d.Close()
+	atExit(func() { d.Close() })
 
 	fmt.Printf("mount: open-free %v, passthrough asked %v; load average at start: %s\n\n", *openFree, *passthrough && !*openFree, loadavg())
 	defer func() { fmt.Printf("\nload average at the end: %s\n", loadavg()) }()
-	fmt.Printf("| workload | native | semfs mount | ratio (mount/native time) |\n|---|---|---|---|\n")
-	row := func(name string, fn func(root string) (time.Duration, string)) {
-		tn, sn := fn(native)
-		tm, sm := fn(cfg.Mount)
-		fmt.Printf("| %s | %s | %s | %.2f× |\n", name, sn, sm, float64(tm)/float64(tn))
+	t := &table{sides: []side{{name: "native", root: native}}}
+	semfsSide := side{name: "semfs default", root: cfg.Mount}
+	if *openFree {
+		semfsSide.name = "semfs open-free"
 	}
+	if *floor {
+		mountFloor(t, *dir)
+	}
+	// The semfs side comes last: with the sides in order (the create
+	// stream), the others do not run beside its indexing of the files.
+	t.sides = append(t.sides, semfsSide)
+	if *samples != "" {
+		f, err := os.OpenFile(*samples, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		must(err)
+		defer f.Close()
+		t.samples = f
+	}
+	t.header()
+	row := t.row
+	defer t.printRequests()
 	seq := int64(*seqMiB) << 20
 	if *only == "walks" {
 		seq = 0
@@ -133,6 +168,12 @@ func main() {
 		p50 := statP50(filepath.Join(root, "small"), *small)
 		return p50, fmt.Sprintf("%.1f µs", float64(p50.Nanoseconds())/1000)
 	})
+	if *floor {
+		rt, nat, per, err := roundTrip(filepath.Join(*dir, "roundtrip"), native)
+		must(err)
+		fmt.Printf("| one FUSE round trip: stat p50 of a file whose attributes are not cached (in-memory server, attribute timeout 0; %.2f requests per stat) | %.1f µs | %.1f µs (%.1f µs more than native) | |\n",
+			per, float64(nat.Nanoseconds())/1000, float64(rt.Nanoseconds())/1000, float64((rt-nat).Nanoseconds())/1000)
+	}
 	// Tree walks, cold then warm. Cold: the kernel's caches are dropped
 	// (pages, dentries, inodes: the mount's FUSE inodes are forgotten too)
 	// before one run on each side. Warm: best of three runs right after.
@@ -152,10 +193,11 @@ func main() {
 	for _, w := range strings.Split(*walks, ",") {
 		c, ok := walkCmds[w]
 		if !ok {
-			log.Fatalf("-walks: unknown walk %q (known: ls, find, grep)", w)
+			fatalf("-walks: unknown walk %q (known: ls, find, grep)", w)
 		}
 		cmds = append(cmds, c)
 	}
+	t.rotate = true
 	for _, c := range slices.Repeat(cmds, *rounds) {
 		row("`"+joinArgs(c)+"` over the small files, cold", func(root string) (time.Duration, string) {
 			dropCaches()
@@ -274,7 +316,7 @@ func idle(ctx context.Context, d *daemon.Main) bool {
 func dropCaches() {
 	syscall.Sync()
 	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0); err != nil {
-		log.Fatalf("dropping the kernel's caches for a cold run (run as root): %v", err)
+		fatalf("dropping the kernel's caches for a cold run (run as root): %v", err)
 	}
 }
 
@@ -358,7 +400,7 @@ func mbps(n int64, d time.Duration) string {
 
 func must(err error) {
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 }
 
@@ -468,7 +510,7 @@ func runCmd(dir string, args []string, runs int) (time.Duration, int64) {
 		cmd.Stderr = os.Stderr
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("%v in %s: %v", args, dir, err)
+			fatalf("%v in %s: %v", args, dir, err)
 		}
 		best = min(best, time.Since(start))
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
