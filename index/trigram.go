@@ -324,25 +324,25 @@ func AppendGrepTrigrams(dst []uint32, text string) []uint32 {
 }
 
 // add appends the distinct trigrams of text (see GrepTrigrams) to dst,
-// and leaves s clear.
+// and leaves s clear. It reserves room for every trigram first, so that
+// the loop, one table lookup and one bitmap test per byte, stores into a
+// slice that does not grow.
 func (s *triSeen) add(dst []uint32, text string) []uint32 {
 	start := len(dst)
+	dst = slices.Grow(dst, min(len(text), maxTrigrams))
+	out := dst[:cap(dst)]
+	n := start
 	var w uint32 // the last three folded bytes, one per 7 bits
 	valid := 0   // how many of them are printable ASCII (3 or more: w is a trigram)
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= 0x80 {
-			switch {
-			case strings.HasPrefix(text[i:], "\u212a"): // Kelvin sign
-				c, i = 'k', i+len("\u212a")-1
-			case strings.HasPrefix(text[i:], "\u017f"): // long s
-				c, i = 's', i+len("\u017f")-1
+		f := triFold[text[i]]
+		if f-1 >= 0x7f { // 0: not printable ASCII; triMulti: a byte of a multi-byte rune
+			var skip int
+			if f, skip = triRune(text[i:]); f == 0 {
+				valid = 0
+				continue
 			}
-		}
-		f := triFold[c]
-		if f == 0 {
-			valid = 0
-			continue
+			i += skip
 		}
 		w = (w<<7 | uint32(f)) & (1<<21 - 1)
 		if valid++; valid < 3 {
@@ -350,23 +350,52 @@ func (s *triSeen) add(dst []uint32, text string) []uint32 {
 		}
 		if word, bit := w>>6, uint64(1)<<(w&63); s.bits[word]&bit == 0 {
 			s.bits[word] |= bit
-			dst = append(dst, w)
+			out[n] = w
+			n++
 		}
 	}
+	dst = out[:n]
 	for _, t := range dst[start:] {
 		s.bits[t>>6] = 0
 	}
 	return dst
 }
 
+// triRune is how add folds text's first byte when the table has no
+// printable ASCII for it: the Kelvin sign and the long s count as the
+// ASCII letters they case-fold to (f, and the bytes to skip after the
+// first); anything else breaks trigrams (f is 0). Out of add's loop,
+// whose registers it would otherwise take.
+//
+//go:noinline
+func triRune(text string) (f byte, skip int) {
+	switch {
+	case strings.HasPrefix(text, "\u212a"): // Kelvin sign
+		return 'k', len("\u212a") - 1
+	case strings.HasPrefix(text, "\u017f"): // long s
+		return 's', len("\u017f") - 1
+	}
+	return 0, 0
+}
+
+// maxTrigrams bounds the distinct trigrams of a text (add's reservation):
+// three bytes of 7 bits.
+const maxTrigrams = 1 << 21
+
 // triFold maps a byte to itself folded to lower case when it is printable
-// ASCII, else to 0 (it breaks trigrams).
+// ASCII, to triMulti when it may start a multi-byte rune (the Kelvin sign
+// and the long s count as ASCII letters), else to 0 (it breaks trigrams).
 var triFold = func() (t [256]byte) {
 	for c := 0x20; c < 0x7f; c++ {
 		t[c] = byte(unicode.ToLower(rune(c)))
 	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = triMulti
+	}
 	return t
 }()
+
+const triMulti = 0x80
 
 // triSeen is a bitmap over all packed trigrams (256 KiB), clear between
 // calls, and a list for GrepTrigrams, reused across calls so that a call
