@@ -446,21 +446,34 @@ func (f *flatPostings) flatten(kind Kind, terms []string, n int) *Segment {
 	if kind == Text {
 		s.pathTF, s.bodyTF = make([]uint16, total), make([]uint32, total)
 	}
-	// Documents in order: each list gets its documents ascending.
-	doc, k := 0, uint32(0)
-	for bi, b := range f.lists {
-		for i, l := range b {
-			for k == f.ends[doc] {
-				doc++
+	// Documents in order: each list gets its documents ascending. A
+	// document's postings are in one block (reserve), which holds the
+	// postings from base on.
+	bi, base, lo := 0, uint32(0), uint32(0)
+	for doc, hi := range f.ends {
+		if hi == lo {
+			continue
+		}
+		for hi-base > uint32(len(f.lists[bi])) {
+			base += uint32(len(f.lists[bi]))
+			bi++
+		}
+		lists := f.lists[bi][lo-base : hi-base]
+		if kind == Text {
+			path, body := f.path[bi][lo-base:hi-base], f.body[bi][lo-base:hi-base]
+			for i, l := range lists {
+				j := next[l]
+				next[l] = j + 1
+				s.docs[j], s.pathTF[j], s.bodyTF[j] = uint32(doc), path[i], body[i]
 			}
-			k++
-			j := next[l]
-			next[l]++
-			s.docs[j] = uint32(doc)
-			if kind == Text {
-				s.pathTF[j], s.bodyTF[j] = f.path[bi][i], f.body[bi][i]
+		} else {
+			for _, l := range lists {
+				j := next[l]
+				next[l] = j + 1
+				s.docs[j] = uint32(doc)
 			}
 		}
+		lo = hi
 	}
 	return s
 }
@@ -614,18 +627,43 @@ func (s *Segment) encodeTerms(out []byte) *encodedTerms {
 		out = binary.AppendUvarint(out, uint64(b-a))
 		e.toffs = append(e.toffs, uint32(len(out)))
 		e.dfs = append(e.dfs, b-a)
+		// Room for the list at its longest, then plain stores.
+		per := binary.MaxVarintLen32
+		if s.Kind == Text {
+			per = 2*binary.MaxVarintLen32 + 3
+		}
+		out = slices.Grow(out, int(b-a)*per)
+		buf, n := out[:cap(out)], len(out)
 		last := uint32(0)
-		for j := a; j < b; j++ {
-			out = binary.AppendUvarint(out, uint64(s.docs[j]-last))
-			last = s.docs[j]
-			if s.Kind == Text {
-				out = binary.AppendUvarint(out, uint64(s.pathTF[j]))
-				out = binary.AppendUvarint(out, uint64(s.bodyTF[j]))
+		if s.Kind == Text {
+			for j := a; j < b; j++ {
+				n = putUvarint(buf, n, s.docs[j]-last)
+				last = s.docs[j]
+				n = putUvarint(buf, n, uint32(s.pathTF[j]))
+				n = putUvarint(buf, n, s.bodyTF[j])
+			}
+		} else {
+			for _, d := range s.docs[a:b] {
+				n = putUvarint(buf, n, d-last)
+				last = d
 			}
 		}
+		out = buf[:n]
 	}
 	e.b = out
 	return e
+}
+
+// putUvarint stores v as a uvarint (binary.AppendUvarint's bytes) at
+// b[n:], which has room for it, and returns the position after it.
+func putUvarint(b []byte, n int, v uint32) int {
+	for v >= 0x80 {
+		b[n] = byte(v) | 0x80
+		v >>= 7
+		n++
+	}
+	b[n] = byte(v)
+	return n + 1
 }
 
 // decoder reads an encoded segment, remembering the first error.
