@@ -21,6 +21,12 @@ import (
 // opens that create or truncate too: an openat2 that fails has created and
 // truncated nothing, and where it succeeds the kernel followed the links
 // os.Root would follow (O_CREAT|O_EXCL follows no final link in either).
+// One error is final, though: ENOENT of an open that creates nothing (a
+// stat, a read). The kernel walked the same elements and links os.Root
+// walks, and every way out of the root fails with EXDEV or ELOOP before
+// anything past it is looked up, so os.Root would answer ENOENT too —
+// after an openat per element and an fstatat, which is what a negative
+// lookup (each file a program creates through the mount) cost twice.
 // Kernels older than 5.6 answer ENOSYS, which turns the fast path off.
 
 const (
@@ -60,8 +66,8 @@ func newFastRoot(root *os.Root) *fastRoot {
 	// Probe once: a kernel without openat2 (or a sandbox that forbids
 	// it) turns the fast path off instead of costing a failed call each
 	// time.
-	fd, ok := fr.open(".", oPath|syscall.O_DIRECTORY, 0)
-	if !ok {
+	fd, _ := fr.open(".", oPath|syscall.O_DIRECTORY, 0)
+	if fd < 0 {
 		fr.off.Store(true)
 	} else {
 		syscall.Close(fd)
@@ -76,14 +82,15 @@ func (fr *fastRoot) close() {
 	}
 }
 
-// open opens rel (relative to the root) and reports whether it succeeded.
-func (fr *fastRoot) open(rel string, flags int, perm uint32) (int, bool) {
+// open opens rel (relative to the root) and returns its descriptor, or
+// -1 and the kernel's error (0 when the fast path was not taken).
+func (fr *fastRoot) open(rel string, flags int, perm uint32) (int, syscall.Errno) {
 	if fr == nil || fr.off.Load() {
-		return -1, false
+		return -1, 0
 	}
 	p, err := syscall.BytePtrFromString(rel)
 	if err != nil {
-		return -1, false
+		return -1, 0
 	}
 	flags |= syscall.O_CLOEXEC
 	if flags&oPath == 0 {
@@ -102,42 +109,51 @@ func (fr *fastRoot) open(rel string, flags int, perm uint32) (int, bool) {
 	})
 	switch {
 	case err != nil: // closed
-		return -1, false
+		return -1, 0
 	case errno == syscall.ENOSYS:
 		fr.off.Store(true)
-		return -1, false
+		return -1, 0
 	case errno != 0:
-		return -1, false
+		return -1, errno
 	}
-	return fd, true
+	return fd, 0
 }
 
-// stat describes rel, following links inside the root.
-func (fr *fastRoot) stat(rel, name string) (fs.FileInfo, bool) {
-	fd, ok := fr.open(rel, oPath, 0)
-	if !ok {
-		return nil, false
+// missing reports whether a fast open with flags that failed with errno
+// found no such file: an answer os.Root would give as well, so the caller
+// returns it instead of trying again through os.Root.
+func missing(errno syscall.Errno, flags int) bool {
+	return errno == syscall.ENOENT && flags&syscall.O_CREAT == 0
+}
+
+// stat describes rel, following links inside the root. When it returns no
+// info, errno is the kernel's error (0 when the fast path was not taken).
+func (fr *fastRoot) stat(rel, name string) (fs.FileInfo, syscall.Errno) {
+	fd, errno := fr.open(rel, oPath, 0)
+	if fd < 0 {
+		return nil, errno
 	}
 	defer syscall.Close(fd)
 	var st statInfo
 	if err := fstat(fd, &st.sys); err != nil {
-		return nil, false
+		return nil, 0
 	}
 	st.name = name
-	return &st, true
+	return &st, 0
 }
 
 // readFile reads the regular file rel. ok is false when the caller must
-// take the os.Root path (any failure, or not a regular file).
-func (fr *fastRoot) readFile(rel string) (data []byte, ok bool) {
-	fd, ok := fr.open(rel, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if !ok {
-		return nil, false
+// take the os.Root path (any failure, or not a regular file), unless
+// errno is an answer (see missing).
+func (fr *fastRoot) readFile(rel string) (data []byte, ok bool, errno syscall.Errno) {
+	fd, errno := fr.open(rel, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if fd < 0 {
+		return nil, false, errno
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, false
+		return nil, false, 0
 	}
 	buf := make([]byte, 0, st.Size+1)
 	for {
@@ -149,10 +165,10 @@ func (fr *fastRoot) readFile(rel string) (data []byte, ok bool) {
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return nil, false, 0
 		}
 		if n == 0 {
-			return buf, true
+			return buf, true, 0
 		}
 		buf = buf[:len(buf)+n]
 	}

@@ -217,8 +217,12 @@ func (f *FS) hostStat(op, p string) (fs.FileInfo, error) {
 	if strings.IndexByte(p[1:], '/') >= 0 {
 		// Deep paths: one openat2 instead of an openat per element.
 		// A single element is one fstatat through os.Root already.
-		if info, ok := f.fast.stat(rel(p), semfs.BaseName(p)); ok && (info.Mode().IsRegular() || info.IsDir()) {
+		info, errno := f.fast.stat(rel(p), semfs.BaseName(p))
+		if info != nil && (info.Mode().IsRegular() || info.IsDir()) {
 			return info, nil
+		}
+		if missing(errno, 0) {
+			return nil, errnoErr(op, p, errno)
 		}
 	}
 	info, err := f.root.Stat(rel(p))
@@ -260,8 +264,11 @@ func (f *FS) hostOpen(op, p string, flag int, perm fs.FileMode) (*file, error) {
 		if flag&os.O_CREATE != 0 {
 			mode = uint32(perm)
 		}
-		if fd, ok := f.fast.open(rel(p), flag|syscall.O_NONBLOCK, mode); ok {
+		fd, errno := f.fast.open(rel(p), flag|syscall.O_NONBLOCK, mode)
+		if fd >= 0 {
 			h = os.NewFile(uintptr(fd), p)
+		} else if missing(errno, flag) {
+			return nil, errnoErr(op, p, errno)
 		}
 	}
 	if h == nil {
@@ -314,8 +321,12 @@ func (f *FS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 }
 
 func (f *FS) hostReadFile(p string) ([]byte, error) {
-	if data, ok := f.fast.readFile(rel(p)); ok {
+	data, ok, errno := f.fast.readFile(rel(p))
+	if ok {
 		return data, nil
+	}
+	if missing(errno, 0) {
+		return nil, errnoErr("read", p, errno)
 	}
 	h, err := f.hostOpen("read", p, os.O_RDONLY, 0)
 	if err != nil {
@@ -370,7 +381,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 func (f *FS) hostReadDir(op, p string, infos bool) ([]fs.DirEntry, error) {
 	var d *os.File
 	if !infos {
-		if fd, ok := f.fast.open(rel(p), syscall.O_RDONLY|syscall.O_DIRECTORY, 0); ok {
+		if fd, _ := f.fast.open(rel(p), syscall.O_RDONLY|syscall.O_DIRECTORY, 0); fd >= 0 {
 			d = os.NewFile(uintptr(fd), p)
 		}
 	}
