@@ -262,10 +262,21 @@ func (declining) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 type memDir struct{ gofs.Inode }
 
 var (
-	_ gofs.NodeCreater   = (*memDir)(nil)
-	_ gofs.NodeMkdirer   = (*memDir)(nil)
-	_ gofs.NodeGetattrer = (*memDir)(nil)
+	_ gofs.NodeCreater        = (*memDir)(nil)
+	_ gofs.NodeMkdirer        = (*memDir)(nil)
+	_ gofs.NodeGetattrer      = (*memDir)(nil)
+	_ gofs.NodeOpendirHandler = (*memDir)(nil)
 )
+
+// OpendirHandle lists the directory and lets the kernel keep the listing
+// (FOPEN_CACHE_DIR), as the loopback sides do.
+func (d *memDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	var es []fuse.DirEntry
+	for name, ch := range d.Children() {
+		es = append(es, fuse.DirEntry{Name: name, Mode: ch.Mode(), Ino: ch.StableAttr().Ino})
+	}
+	return gofs.NewListDirStream(es), fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
 
 func (d *memDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = syscall.S_IFDIR | 0o755

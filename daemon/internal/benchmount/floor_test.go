@@ -154,6 +154,14 @@ func TestMemorySide(t *testing.T) {
 	if got := reqs.snapshot(); got[opCreate] != 1 || got[opMkdir] != 2 {
 		t.Errorf("requests %v: want 1 CREATE and 2 MKDIR", got)
 	}
+	// The kernel keeps the listing: a second one sends no READDIRPLUS.
+	c0 := reqs.snapshot()
+	if es, err := os.ReadDir(filepath.Join(mnt, "d")); err != nil || len(es) != 1 {
+		t.Errorf("listing d again: %v, %v", es, err)
+	}
+	if got := reqs.snapshot().sub(c0); got[opReaddirplus]+got[opReaddir] != 0 {
+		t.Errorf("listing d again sent %v, want no READDIR(PLUS): the listing is kept", got)
+	}
 
 	fuseP50, nativeP50, per, err := roundTrip(filepath.Join(t.TempDir(), "rt"), t.TempDir())
 	if err != nil {
