@@ -137,7 +137,7 @@ func (t *TagIndex) add(path, hay string) {
 // addGrams appends n to the list of each distinct gram (1 to 3 bytes) of
 // hay in post. Each gram once: numbers only grow, so a list's last entry
 // tells whether n is already on it.
-func addGrams[N uint32 | int32](post map[uint32][]N, hay string, n N) {
+func addGrams(post map[uint32][]uint32, hay string, n uint32) {
 	for i := 0; i < len(hay); i++ {
 		for l := 1; l <= 3 && i+l <= len(hay); l++ {
 			g := hay[i : i+l]
@@ -161,23 +161,106 @@ func addGrams[N uint32 | int32](post map[uint32][]N, hay string, n N) {
 // share most of their grams).
 type TagBatch struct {
 	paths, hays []string
-	grams       map[uint32][]int32 // gram → ascending indexes into paths
+	keys        []uint32 // the distinct grams (gramKey)
+	offs        []uint32 // indexes of keys[g]: idx[offs[g]:offs[g+1]]
+	idx         []int32  // ascending indexes into paths, gram by gram
 }
 
 // NewTagBatch groups the grams of hays (hays[i] is the hay of paths[i],
 // lower-cased as for Set). A path may appear more than once: the last
 // one wins, as with Set called in order.
+//
+// It numbers the grams through a table of its own (no map, no list per
+// gram): a first pass lists each hay's distinct gram numbers and counts
+// the hays of each gram, a second places the hays gram by gram.
 func NewTagBatch(paths, hays []string) *TagBatch {
-	b := &TagBatch{paths: paths, hays: hays, grams: map[uint32][]int32{}}
+	b := &TagBatch{paths: paths, hays: hays}
+	var t gramTable
+	var occ []int32    // the gram numbers of each hay in turn, each once
+	var count []uint32 // hays per gram number
+	var last []int32   // the last hay (index+1) counted for each gram number
+	ends := make([]int, len(hays))
 	for i, hay := range hays {
-		b.addGrams(int32(i), hay)
+		for j := 0; j < len(hay); j++ {
+			for l := 1; l <= 3 && j+l <= len(hay); l++ {
+				c := hay[j+l-1]
+				if c == 0 {
+					break // no query word holds a NUL
+				}
+				g := t.number(gramKey(hay[j : j+l]))
+				if int(g) == len(count) {
+					count, last = append(count, 0), append(last, 0)
+				}
+				if last[g] == int32(i+1) {
+					continue
+				}
+				last[g] = int32(i + 1)
+				count[g]++
+				occ = append(occ, g)
+			}
+		}
+		ends[i] = len(occ)
+	}
+	b.keys = t.keys
+	b.offs = make([]uint32, len(count)+1)
+	for g, c := range count {
+		b.offs[g+1] = b.offs[g] + c
+	}
+	next := count // reused: each gram's next slot
+	copy(next, b.offs[:len(count)])
+	b.idx = make([]int32, len(occ))
+	start := 0
+	for i, end := range ends {
+		for _, g := range occ[start:end] {
+			b.idx[next[g]] = int32(i)
+			next[g]++
+		}
+		start = end
 	}
 	return b
 }
 
-// addGrams records the distinct grams of hay under index i, which must
-// be larger than every index recorded so far.
-func (b *TagBatch) addGrams(i int32, hay string) { addGrams(b.grams, hay, i) }
+// gramTable numbers gram keys densely in the order first seen: an
+// open-addressing table, at most half full, of key and number.
+type gramTable struct {
+	slots []uint64 // key<<32 | number+1; 0 is empty
+	keys  []uint32 // by number
+}
+
+// number returns k's number, numbering it if new.
+func (t *gramTable) number(k uint32) int32 {
+	if t.slots == nil {
+		t.slots = make([]uint64, 1<<12)
+	}
+	mask := uint32(len(t.slots) - 1)
+	for i := (k * 0x9e3779b1) >> 7 & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			n := int32(len(t.keys))
+			t.slots[i] = uint64(k)<<32 | uint64(n+1)
+			t.keys = append(t.keys, k)
+			if 2*len(t.keys) > len(t.slots) {
+				t.grow()
+			}
+			return n
+		}
+		if uint32(s>>32) == k {
+			return int32(uint32(s) - 1)
+		}
+	}
+}
+
+func (t *gramTable) grow() {
+	t.slots = make([]uint64, 2*len(t.slots))
+	mask := uint32(len(t.slots) - 1)
+	for n, k := range t.keys {
+		i := (k * 0x9e3779b1) >> 7 & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = uint64(k)<<32 | uint64(n+1)
+	}
+}
 
 // Hay returns the hay of the batch's i-th entry.
 func (b *TagBatch) Hay(i int) string { return b.hays[i] }
@@ -212,9 +295,9 @@ func (t *TagIndex) SetBatch(b *TagBatch) {
 	// Numbers grow with the index in the batch, and every list already
 	// ends below the first number given here: appending keeps lists
 	// ascending and distinct.
-	for k, idx := range b.grams {
+	for g, k := range b.keys {
 		p := t.post[k]
-		for _, i := range idx {
+		for _, i := range b.idx[b.offs[g]:b.offs[g+1]] {
 			if n := nums[i]; n != none {
 				p = append(p, n)
 			}

@@ -140,3 +140,43 @@ func BenchmarkTagIndexTiers(b *testing.B) {
 	b.ReportMetric((float64(m1.HeapAlloc)-float64(m0.HeapAlloc))/1e6, "heap-MB")
 	runtime.KeepAlive(ti)
 }
+
+// TestTagBatchGrams: a batch lists, for each distinct gram of its hays,
+// the ascending indexes of the hays holding it, as adding each hay to a
+// map of lists does; grams holding a NUL are left out.
+func TestTagBatchGrams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "ab/.\x00xyz-_0"
+	for range 200 {
+		var paths, hays []string
+		for i := range rng.IntN(300) {
+			var b strings.Builder
+			for range rng.IntN(30) {
+				b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+			}
+			paths, hays = append(paths, fmt.Sprintf("/f%d", i)), append(hays, b.String())
+		}
+		want := map[uint32][]uint32{}
+		for i, hay := range hays {
+			addGrams(want, hay, uint32(i))
+		}
+		b := NewTagBatch(paths, hays)
+		got := map[uint32][]uint32{}
+		for g, k := range b.keys {
+			if _, dup := got[k]; dup {
+				t.Fatalf("gram %x listed twice", k)
+			}
+			for _, i := range b.idx[b.offs[g]:b.offs[g+1]] {
+				got[k] = append(got[k], uint32(i))
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d grams, want %d", len(got), len(want))
+		}
+		for k, w := range want {
+			if !slices.Equal(got[k], w) {
+				t.Fatalf("gram %x: hays %v, want %v", k, got[k], w)
+			}
+		}
+	}
+}
