@@ -222,22 +222,24 @@ func pad5(n int) string {
 }
 
 // Item is one row change for Store.Put.
-// PreparingStore is a Store whose Put analyses its items before it takes
-// the write lock (index/sqlite builds postings segments). PreparePut does
-// that analysis ahead of the write, so a bulk import can analyse one batch
-// on every core while the store writes the previous one on a single
-// writer; the returned put writes items, which must name the same paths
-// with the same *Content values in the same order as those prepared, or
-// the store analyses them again.
-type PreparingStore interface {
-	Store
-	PreparePut(items []Item) (put func(ctx context.Context, items []Item) error)
-}
-
 type Item struct {
 	File    File
 	TagText string
 	Content *Content // nil: keep the derived data as it is
+}
+
+// PreparingStore is an UpdatingStore whose writes analyse their items
+// before they take the write lock (index/sqlite builds postings
+// segments). PrepareUpdate does that analysis ahead of the write, so a
+// bulk import can analyse one batch on every core while the store writes
+// the previous one on a single writer. The returned update is Update with
+// that analysis: the rows of paths are read in the write transaction and
+// build makes the items from them. Items that name the same paths with
+// the same *Content values in the same order as those prepared take the
+// prepared analysis; others are analysed again, holding the write lock.
+type PreparingStore interface {
+	UpdatingStore
+	PrepareUpdate(items []Item) (update func(ctx context.Context, paths []string, build func(stored map[string]File) ([]Item, error)) error)
 }
 
 // UpdatingStore is a Store that reads rows and writes them back in one
@@ -251,7 +253,9 @@ type UpdatingStore interface {
 	// Update reads the rows of paths that exist, in the store's write
 	// order, and calls build with them; the items build returns are put
 	// as Put puts them, in the same transaction. An error from build
-	// ends the transaction without a write and is returned.
+	// ends the transaction without a write and is returned. build may be
+	// called more than once (a store may try the transaction again), so
+	// it must make its items afresh each time.
 	Update(ctx context.Context, paths []string, build func(stored map[string]File) ([]Item, error)) error
 }
 

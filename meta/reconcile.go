@@ -260,7 +260,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		for b := range batches {
 			p := preparedBatch{batch: b}
 			if ok {
-				p.put = ps.PreparePut(provisionalItems(b))
+				p.update = ps.PrepareUpdate(provisionalItems(b))
 			}
 			prepared <- p
 		}
@@ -269,7 +269,7 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 		defer close(written)
 		for p := range prepared {
 			if writeErr == nil {
-				writeErr = f.storeAnalysed(ctx, p.batch, p.put)
+				writeErr = f.storeAnalysed(ctx, p.batch, p.update)
 			}
 			f.tickets.releaseAll(len(p.batch), func(i int) string { return p.batch[i].path })
 		}
@@ -358,14 +358,14 @@ type analysed struct {
 // preparedBatch is a batch of analysed files with, if the store prepares
 // its writes, the write prepared for it.
 type preparedBatch struct {
-	batch []analysed
-	put   func(ctx context.Context, items []index.Item) error
+	batch  []analysed
+	update func(ctx context.Context, paths []string, build func(map[string]index.File) ([]index.Item, error)) error
 }
 
 // provisionalItems are the items storeAnalysed will most likely write for
-// batch — every file, with its content — as far as a store's PreparePut
-// reads them (paths and contents). When files are skipped or changed
-// meanwhile, the store prepares the final items again.
+// batch — every file, with its content — as far as a store's
+// PrepareUpdate reads them (paths and contents). When files are skipped
+// or changed meanwhile, the store analyses the final items again.
 func provisionalItems(batch []analysed) []index.Item {
 	items := make([]index.Item, len(batch))
 	for i, a := range batch {
@@ -377,69 +377,79 @@ func provisionalItems(batch []analysed) []index.Item {
 	return items
 }
 
-// storeAnalysed writes a batch of analysed files in one Put. The rows are
-// read again under f.mu, in one query, so that tags set while the batch was
-// being analysed are kept (and no query per file is needed). A file whose
-// save through the layer read its bytes after this batch did, and was
+// storeAnalysed writes a batch of analysed files in one transaction,
+// update if the store prepared one (index.PreparingStore). Each file's
+// row is built from the stored one as read in that transaction, when the
+// store can (index.UpdatingStore), so tags set meanwhile, by this process
+// or another, are kept: another process's change of a row (its groups,
+// say) commits before the read or waits for the write. A file whose save
+// through the layer read its bytes after this batch did, and was
 // committed, is skipped; a save through the layer that read them before
 // is dropped at its commit (commitGroup), as this batch's tickets are
 // recorded as committed.
-func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, put func(context.Context, []index.Item) error) error {
+func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, update func(context.Context, []string, func(map[string]index.File) ([]index.Item, error)) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// A file that had no row is written only if it is still there: one
+	// removed through the layer since it was read must not come back
+	// (the layer removes bytes before the row). The base is asked before
+	// the write transaction, so that it is not held meanwhile.
+	present := make([]bool, len(batch))
 	paths := make([]string, len(batch))
 	for i, a := range batch {
 		paths[i] = a.path
-	}
-	rows, err := f.store.Files(ctx, paths)
-	if err != nil {
-		return err
-	}
-	items := make([]index.Item, 0, len(batch))
-	stored := make([]*analysed, 0, len(batch)) // the file of each item
-	for i := range batch {
-		a := &batch[i]
-		if f.tickets.stale(a.path, a.ticket) {
-			continue // stored through the layer from bytes read later
+		if a.kind == 0 {
+			_, err := f.base.Stat(ctx, a.path)
+			present[i] = err == nil
 		}
-		rec, ok := rows[a.path]
-		mtime := a.info.ModTime()
-		if a.kind == 2 {
-			if !ok || rec.Hash != a.hash {
-				continue // removed or rewritten through the layer meanwhile
+	}
+	var stored []*analysed // the file of each item
+	build := func(rows map[string]index.File) ([]index.Item, error) {
+		items := make([]index.Item, 0, len(batch))
+		stored = make([]*analysed, 0, len(batch))
+		for i := range batch {
+			a := &batch[i]
+			if f.tickets.stale(a.path, a.ticket) {
+				continue // stored through the layer from bytes read later
 			}
-			rec.Size, rec.ModTime = a.info.Size(), mtime
-			items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
-			stored = append(stored, a)
-			continue
-		}
-		switch {
-		case a.kind == 1 && (!ok || rec.Hash != a.walked):
-			continue // removed or rewritten through the layer meanwhile
-		case a.kind == 0 && ok:
-			continue // written through the layer meanwhile: its row is newer
-		case a.kind == 0:
-			// Written behind our back: the writer is unknown. A file
-			// removed through the layer since it was read must not come
-			// back (the layer removes bytes before the row).
-			if _, err := f.base.Stat(ctx, a.path); err != nil {
+			rec, ok := rows[a.path]
+			mtime := a.info.ModTime()
+			if a.kind == 2 {
+				if !ok || rec.Hash != a.hash {
+					continue // removed or rewritten meanwhile
+				}
+				rec.Size, rec.ModTime = a.info.Size(), mtime
+				items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta)})
+				stored = append(stored, a)
 				continue
 			}
-			// A save through the layer in flight (a deferred close of
-			// bytes older than ours, to be dropped) names the writer.
-			rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedBy: f.tickets.creator(a.path, ""), CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
+			switch {
+			case a.kind == 1 && (!ok || rec.Hash != a.walked):
+				continue // removed or rewritten meanwhile
+			case a.kind == 0 && ok:
+				continue // written meanwhile: its row is newer
+			case a.kind == 0 && !present[i]:
+				continue // removed meanwhile
+			case a.kind == 0:
+				// Written behind our back: the writer is unknown. A save
+				// through the layer in flight (a deferred close of bytes
+				// older than ours, to be dropped) names it.
+				rec = index.File{Meta: semfs.Meta{Path: a.path, CreatedBy: f.tickets.creator(a.path, ""), CreatedAt: mtime.UTC(), UpdatedAt: mtime.UTC()}}
+			}
+			if rec.Hash != a.hash {
+				rec.UpdatedAt = mtime.UTC()
+			}
+			rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = a.info.Size(), a.hash, mtime, a.state, a.reason
+			items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: a.content})
+			stored = append(stored, a)
 		}
-		if rec.Hash != a.hash {
-			rec.UpdatedAt = mtime.UTC()
-		}
-		rec.Size, rec.Hash, rec.ModTime, rec.State, rec.Reason = a.info.Size(), a.hash, mtime, a.state, a.reason
-		items = append(items, index.Item{File: rec, TagText: index.TagText(rec.Meta), Content: a.content})
-		stored = append(stored, a)
+		return items, nil
 	}
-	if put != nil {
-		err = put(ctx, items)
+	var err error
+	if update != nil {
+		err = update(ctx, paths, build)
 	} else {
-		err = f.store.Put(ctx, items...)
+		err = f.update(ctx, paths, build)
 	}
 	if err != nil {
 		return err

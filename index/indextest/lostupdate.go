@@ -155,3 +155,21 @@ func (g *GatedRows) Update(ctx context.Context, paths []string, build func(map[s
 		return build(stored)
 	})
 }
+
+var _ index.PreparingStore = (*GatedRows)(nil)
+
+// PrepareUpdate runs the hook inside build, as Update does; over a store
+// that does not prepare its updates, the update is Update.
+func (g *GatedRows) PrepareUpdate(items []index.Item) func(context.Context, []string, func(map[string]index.File) ([]index.Item, error)) error {
+	p, ok := g.Store.(index.PreparingStore)
+	if !ok {
+		return g.Update
+	}
+	update := p.PrepareUpdate(items)
+	return func(ctx context.Context, paths []string, build func(map[string]index.File) ([]index.Item, error)) error {
+		return update(ctx, paths, func(stored map[string]index.File) ([]index.Item, error) {
+			g.run()
+			return build(stored)
+		})
+	}
+}

@@ -206,9 +206,16 @@ func (ix *Index) takeSeen(gen int64, items []index.Item) (map[string]fileRow, bo
 	if seen == nil || seen.gen != gen {
 		return nil, false
 	}
+	return rowsOf(seen.rows, items)
+}
+
+// rowsOf returns the rows in read (from readRows: id 0 for a path read
+// without a row) of items' paths that have one, or false if a path was
+// not read.
+func rowsOf(read map[string]fileRow, items []index.Item) (map[string]fileRow, bool) {
 	out := make(map[string]fileRow, len(items))
 	for _, it := range items {
-		r, ok := seen.rows[it.File.Path]
+		r, ok := read[it.File.Path]
 		if !ok {
 			return nil, false
 		}

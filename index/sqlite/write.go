@@ -103,8 +103,11 @@ func (ix *Index) Put(ctx context.Context, items ...index.Item) error {
 
 var _ index.PreparingStore = (*Index)(nil)
 
-// PreparePut implements index.PreparingStore.
-func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.Item) error {
+// PreparePut analyses items as Put would, ahead of the write; put writes
+// final with that analysis when final names the same paths with the same
+// *Content values in the same order, and as Put otherwise. (Reconcile
+// builds its items from rows read in the write: see PrepareUpdate.)
+func (ix *Index) PreparePut(items []index.Item) (put func(ctx context.Context, final []index.Item) error) {
 	pre := prepare(items)
 	return func(ctx context.Context, final []index.Item) error {
 		if !samePrepared(items, final) {
@@ -114,6 +117,19 @@ func (ix *Index) PreparePut(items []index.Item) func(context.Context, []index.It
 			return nil
 		}
 		return ix.putPrepared(ctx, final, pre)
+	}
+}
+
+// PrepareUpdate implements index.PreparingStore.
+func (ix *Index) PrepareUpdate(items []index.Item) func(context.Context, []string, func(map[string]index.File) ([]index.Item, error)) error {
+	pre := prepare(items)
+	return func(ctx context.Context, paths []string, build func(map[string]index.File) ([]index.Item, error)) error {
+		return ix.update(ctx, paths, build, func(final []index.Item) prepared {
+			if samePrepared(items, final) {
+				return pre
+			}
+			return prepare(final)
+		})
 	}
 }
 
@@ -157,8 +173,14 @@ var _ index.UpdatingStore = (*Index)(nil)
 // the write transaction (BEGIN IMMEDIATE, which the writers of every
 // process take in turn), so the items build makes of them cannot write
 // back a row another process changed after the read; the analysis of
-// their contents runs there too, holding the lock.
+// their contents runs there too, holding the lock (PrepareUpdate runs it
+// before).
 func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
+	return ix.update(ctx, paths, build, prepare)
+}
+
+// update is Update, analysing build's items with analyse.
+func (ix *Index) update(ctx context.Context, paths []string, build func(map[string]index.File) ([]index.Item, error), analyse func([]index.Item) prepared) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -176,11 +198,10 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 			if err := checkChunkNos(items); err != nil {
 				return nil, err
 			}
-			// putItems takes the rows just read instead of reading them again.
-			ix.seenMu.Lock()
-			ix.seen = &seenRows{gen: ix.st.gen, rows: rows}
-			ix.seenMu.Unlock()
-			ops, err := ix.putItems(ctx, tx, items, prepare(items))
+			// putItems takes the rows just read instead of reading them
+			// again (unless build named a path not among paths).
+			known, _ := rowsOf(rows, items)
+			ops, err := ix.putItems(ctx, tx, items, analyse(items), known)
 			full = errors.Is(err, errIDsFull)
 			return ops, err
 		})
@@ -204,7 +225,7 @@ func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepar
 	for try := 0; ; try++ {
 		full := false
 		err := ix.write(ctx, "index", items[0].File.Path, func(tx *sql.Tx) ([]memOp, error) {
-			ops, err := ix.putItems(ctx, tx, items, pre)
+			ops, err := ix.putItems(ctx, tx, items, pre, nil)
 			full = errors.Is(err, errIDsFull)
 			return ops, err
 		})
@@ -221,16 +242,20 @@ func (ix *Index) putPrepared(ctx context.Context, items []index.Item, pre prepar
 }
 
 // putItems writes items in tx; pre is their analysis, from prepare.
-func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, pre prepared) ([]memOp, error) {
+// known holds the existing rows of the items' paths if the caller read
+// them in tx (nil: putItems finds them).
+func (ix *Index) putItems(ctx context.Context, tx *sql.Tx, items []index.Item, pre prepared, known map[string]fileRow) ([]memOp, error) {
 	var ops []memOp
-	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(pre.text, pre.grep)}
-	// The rows as the meta layer's Files just read them, if no write
-	// came between; else read them here.
-	var err error
-	var ok bool
-	if w.rows, ok = ix.takeSeen(ix.st.gen, items); !ok {
-		if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
-			return nil, err
+	w := &batch{filePaths: map[string]bool{}, chunkPaths: map[string]bool{}, post: ix.newPostingsTx(pre.text, pre.grep), rows: known}
+	// Else the rows as the meta layer's Files just read them, if no
+	// write came between; else read them here.
+	if w.rows == nil {
+		var err error
+		var ok bool
+		if w.rows, ok = ix.takeSeen(ix.st.gen, items); !ok {
+			if w.rows, err = ix.fileRows(ctx, tx, items); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The tag index takes the hays prepare grouped by gram unless an
