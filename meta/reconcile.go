@@ -53,7 +53,10 @@ var (
 // a file whose size and mtime match its row, and whose row is not pending,
 // is not read; otherwise its bytes are hashed, and re-analysed only when the
 // hash changed. Rows without a file are dropped. Chunk vectors of unchanged
-// chunk texts are kept, so nothing unchanged is re-embedded.
+// chunk texts are kept, so nothing unchanged is re-embedded. A file's row
+// keeps its tags, groups and public flag as read in the transaction that
+// writes the new bytes' fields (over an index.UpdatingStore), so what
+// another process sets meanwhile is not written over.
 func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileReport, error) {
 	var rep ReconcileReport
 	root := "/"

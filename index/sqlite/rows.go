@@ -123,9 +123,10 @@ func (ix *Index) File(ctx context.Context, path string) (index.File, error) {
 // Files implements index.Store.
 //
 // It reads in one transaction and remembers, with the generation it read
-// at, what a Put needs of each path's row (see seenRows): the meta layer
-// reads a batch's rows just before it writes them, and the Put then need
-// not read them again.
+// at, what a Put needs of each path's row (see seenRows): a Put of those
+// paths while the generation is unchanged need not read them again.
+// (Writes that build rows from stored ones read them in the write
+// instead: Update, PrepareUpdate.)
 func (ix *Index) Files(ctx context.Context, paths []string) (map[string]index.File, error) {
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // BEGIN DEFERRED
 	if err != nil {
