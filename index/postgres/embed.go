@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -82,21 +84,28 @@ func (ix *Index) SetEmbeddings(ctx context.Context, space string, rows []embeddi
 	if len(rows) == 0 {
 		return nil
 	}
+	// The rows are updated in key order, as every writer locks them (see
+	// pathLocks), whatever order they come in.
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(rows[i].Key, rows[j].Key) })
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
 		b := &pgx.Batch{}
-		for i, r := range rows {
-			b.Queue(`UPDATE `+s.Table+` SET `+s.Vec+` = $1, `+s.Fresh+` = true WHERE `+s.Key+` = $2 AND `+s.Text+` = $3`, vecs[i], r.Key, r.Text)
+		for _, i := range order {
+			b.Queue(`UPDATE `+s.Table+` SET `+s.Vec+` = $1, `+s.Fresh+` = true WHERE `+s.Key+` = $2 AND `+s.Text+` = $3`, vecs[i], rows[i].Key, rows[i].Text)
 		}
 		res := tx.SendBatch(ctx, b)
 		ch := &change{Space: space}
-		for _, r := range rows {
+		for _, i := range order {
 			tag, err := res.Exec()
 			if err != nil {
 				res.Close()
 				return nil, err
 			}
 			if tag.RowsAffected() > 0 {
-				ch.Keys = append(ch.Keys, r.Key)
+				ch.Keys = append(ch.Keys, rows[i].Key)
 			}
 		}
 		if err := res.Close(); err != nil {
@@ -109,14 +118,22 @@ func (ix *Index) SetEmbeddings(ctx context.Context, space string, rows []embeddi
 	})
 }
 
-// WipeVectors implements embedding.Store.
+// WipeVectors implements embedding.Store. It updates every row of the
+// space's table holding the table's EXCLUSIVE lock, which waits for every
+// writer of its rows and lets none start, rather than locking the rows one
+// by one in the order of the table's scan, in which another writer, which
+// locks them in path or key order (see pathLocks), may hold one the wipe
+// waits for while waiting for one the wipe holds.
 func (ix *Index) WipeVectors(ctx context.Context, space string) error {
 	s, err := spaceOf(space)
 	if err != nil {
 		return err
 	}
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
-		if _, err := tx.Exec(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = false`); err != nil {
+		b := &pgx.Batch{}
+		b.Queue(`LOCK TABLE ` + s.Table + ` IN EXCLUSIVE MODE`)
+		b.Queue(`UPDATE ` + s.Table + ` SET ` + s.Vec + ` = NULL, ` + s.Fresh + ` = false`)
+		if err := execBatch(ctx, tx, b); err != nil {
 			return nil, err
 		}
 		return &change{Reload: true}, nil

@@ -2,12 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
@@ -46,20 +44,21 @@ func (ix *Index) Load(ctx context.Context, items []index.Item) error {
 			seen[it.File.Path] = true
 			ch.Paths = append(ch.Paths, it.File.Path)
 		}
-		var stored string
-		err := tx.QueryRow(ctx, `SELECT path FROM files WHERE path = ANY($1) LIMIT 1`, ch.Paths).Scan(&stored)
-		if err == nil {
-			return nil, errLoadExists(stored)
-		}
-		if err != pgx.ErrNoRows {
+		// The lock of all paths (see pathLocks): no other write of a
+		// files row, which would take a path lock, runs meanwhile, and
+		// none waits for a row the load inserted while the load waits
+		// for one it inserted.
+		b := &pgx.Batch{}
+		queuePathLocks(b, nil, true)
+		b.Queue(`SELECT path FROM files WHERE path = ANY($1) ORDER BY path LIMIT 1`, ch.Paths)
+		stored, err := lockedRows(ctx, tx, b, b.Len()-1, pgx.RowTo[string])
+		if err != nil {
 			return nil, err
 		}
-		err = loadTx(ctx, tx, items)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: a concurrent writer added a path
-			return nil, errLoadExists(items[0].File.Path)
+		if len(stored) > 0 {
+			return nil, errLoadExists(stored[0])
 		}
-		return ch, err
+		return ch, loadTx(ctx, tx, items)
 	})
 }
 

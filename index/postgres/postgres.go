@@ -349,10 +349,20 @@ func (ix *Index) derivedProblems(ctx context.Context) ([]string, error) {
 }
 
 // rebuildDerived drops and recreates the derived tables and marks every
-// file pending.
+// file pending. After 74232 (one rebuild at a time) it takes the files
+// table's ACCESS EXCLUSIVE lock, which dropping grep (its foreign key)
+// takes anyway: that waits for every transaction holding a lock on files
+// (every writer but the content vectors') and lets none start, so while
+// it rebuilds no other transaction holds a files row or waits for one the
+// rebuild holds (see pathLocks). It takes no path lock: a writer's first
+// statement on a connection is prepared in its transaction, which then
+// holds a lock on files before it waits for its path locks.
 func (ix *Index) rebuildDerived(ctx context.Context) error {
 	err := ix.write(ctx, "rebuild index", "/", func(tx pgx.Tx) (*change, error) {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(74232)`); err != nil {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock(74232)`)
+		b.Queue(`LOCK TABLE files IN ACCESS EXCLUSIVE MODE`)
+		if err := execBatch(ctx, tx, b); err != nil {
 			return nil, err
 		}
 		for _, t := range derivedTables {

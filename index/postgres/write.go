@@ -165,16 +165,75 @@ func execBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 	return res.Close()
 }
 
-// putAll puts items in tx; the change names their paths.
+// putAll puts items in tx; the change names their paths. The files rows
+// are written in the order of items (Put's: path order; Update's are
+// locked already), then the chunks of the files with content are locked
+// and deleted in key order in one statement, as every writer of chunks
+// locks them (see pathLocks), before the new ones are inserted. Of two
+// items with content for one path, the last one's chunks are stored.
 func (ix *Index) putAll(ctx context.Context, tx pgx.Tx, items []index.Item) (*change, error) {
 	ch := &change{}
-	for _, it := range items {
-		if err := ix.putTx(ctx, tx, it); err != nil {
+	ids := make([]int64, len(items))
+	last := map[string]int{} // path → index of its last item with content
+	for i, it := range items {
+		id, err := ix.putRow(ctx, tx, it)
+		if err != nil {
 			return nil, err
 		}
+		ids[i] = id
 		ch.Paths = append(ch.Paths, it.File.Path)
+		if it.Content != nil {
+			last[it.File.Path] = i
+		}
+	}
+	if len(last) == 0 {
+		return ch, nil
+	}
+	paths := make([]string, 0, len(last))
+	for p := range last {
+		paths = append(paths, p)
+	}
+	kept, err := deleteChunks(ctx, tx, paths)
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		if it.Content == nil || last[it.File.Path] != i {
+			continue
+		}
+		if err := putContent(ctx, tx, it, ids[i], kept[it.File.Path]); err != nil {
+			return nil, err
+		}
 	}
 	return ch, nil
+}
+
+// deleteChunks deletes the chunks of paths, locking them in key order
+// first, and returns the vectors of those that had a fresh one, by path
+// and text.
+func deleteChunks(ctx context.Context, tx pgx.Tx, paths []string) (map[string]map[string][]float32, error) {
+	rows, err := tx.Query(ctx, `DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE)
+		RETURNING path, text, vec, fresh`, paths)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	kept := map[string]map[string][]float32{}
+	for rows.Next() {
+		var path, text string
+		var vec []float32
+		var fresh bool
+		if err := rows.Scan(&path, &text, &vec, &fresh); err != nil {
+			return nil, err
+		}
+		if fresh && len(vec) > 0 {
+			if kept[path] == nil {
+				kept[path] = map[string][]float32{}
+			}
+			kept[path][text] = vec
+		}
+	}
+	return kept, rows.Err()
 }
 
 var _ index.UpdatingStore = (*Index)(nil)
@@ -193,17 +252,40 @@ var _ index.UpdatingStore = (*Index)(nil)
 // other such write holds shared.
 //
 // Lock order, the same in every writer, so none waits for another in a
-// cycle: 74232 (rebuildDerived only), then allPathsLock, then the path
-// locks in ascending key order, then rows of files in path order (one
-// statement, ORDER BY path FOR UPDATE, or a Put's items sorted by path),
-// then the semfs_gen row (in write). No advisory lock is taken after a row
-// lock. Remove takes no advisory lock (it creates no row) and locks the
-// rows it deletes in path order. The embedding writes take none either;
-// they change one row, or a batch's rows in the order given (the drain's:
-// key order). 74231 is session-level, held only by migrate, which runs
-// nothing else meanwhile. Not ordered yet: rebuildDerived's update of
-// every files row, and the chunk rows of one file, which a Put deletes in
-// no set order while a batch of content vectors updates them in key order.
+// cycle: allPathsLock, then the path locks in ascending key order, then
+// rows of files in path order (one statement, ORDER BY path FOR UPDATE, or
+// a Put's items sorted by path), then rows of chunks in key order (one
+// statement, ORDER BY key FOR UPDATE, over all the files the write
+// changes: putAll, removeTx, rename), then the semfs_gen row (in write).
+// No advisory lock is taken after a row lock. The chunks, grep and links
+// rows of a file are written only by a writer holding its files row, by
+// the embedding writes and by rebuildDerived.
+//
+//   - Put, Update and Rename take allPathsLock shared and their path
+//     locks, or allPathsLock alone, exclusively; Load takes it exclusively.
+//   - Remove takes no advisory lock (it creates no row) and locks the rows
+//     it deletes in path order, then their chunks in key order.
+//   - The embedding writes take no advisory lock: SetEmbeddings updates its
+//     rows in key order (path order for files rows), whatever order they
+//     are given in; WipeVectors takes its table's EXCLUSIVE lock before
+//     updating every row of it.
+//   - rebuildDerived takes 74232 (one rebuild at a time) and then the files
+//     table's ACCESS EXCLUSIVE lock, before it drops the derived tables
+//     and updates every files row, and no path lock (a writer may hold a
+//     lock on files while it waits for its path locks: see below).
+//   - 74231 is session-level, held only by migrate, which runs nothing
+//     else meanwhile.
+//
+// Table locks: every statement locks the tables it names, weakly (ACCESS
+// SHARE, ROW SHARE, ROW EXCLUSIVE: none conflicts with another), when it
+// runs, and also when pgx prepares it, which it does for a connection's
+// first use of a statement in the transaction, before the batch holding
+// it runs: Update's read of its rows then holds a lock on files before it
+// waits for its path locks. Only rebuildDerived and WipeVectors take a
+// strong table lock, and they hold no lock a writer waits for while they
+// wait for theirs. A writer queued behind one of them while holding what
+// a writer it waits for needs is let go first by PostgreSQL's deadlock
+// check (after deadlock_timeout), which aborts none.
 const (
 	pathLocks    = 74233 // class of the (class, hash) locks; 74231 and 74232 are single-key locks
 	allPathsLock = 74234
@@ -259,7 +341,7 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 		// Rows locked in path order, so two updates of the same rows
 		// cannot wait for each other.
 		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
-		files, err := lockedRows(ctx, tx, b, scanFileRow)
+		files, err := lockedRows(ctx, tx, b, b.Len()-1, scanFileRow)
 		if err != nil {
 			return nil, err
 		}
@@ -289,10 +371,12 @@ func kvmap(m map[string]string) map[string]string {
 	return m
 }
 
-func (ix *Index) putTx(ctx context.Context, tx pgx.Tx, it index.Item) error {
+// putRow writes the files row of it and its links, and returns the row's
+// id.
+func (ix *Index) putRow(ctx context.Context, tx pgx.Tx, it index.Item) (int64, error) {
 	f := it.File
 	if hasNUL(f.Meta) {
-		return semfs.PathErr("index", f.Path, semfs.ErrInvalid, "a tag value contains a NUL byte; remove it and tag again")
+		return 0, semfs.PathErr("index", f.Path, semfs.ErrInvalid, "a tag value contains a NUL byte; remove it and tag again")
 	}
 	state := f.State
 	if state == "" {
@@ -319,44 +403,26 @@ func (ix *Index) putTx(ctx context.Context, tx pgx.Tx, it index.Item) error {
 		list(f.Groups), f.Public, nanos(f.CreatedAt), nanos(f.UpdatedAt), f.Size, f.Hash, nanos(f.ModTime),
 		state, f.Reason, index.Ext(f.Path), grepOK, it.TagText, tagHay(f.Meta), keepGrep).Scan(&id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = $1`, f.Path); err != nil {
-		return err
+		return 0, err
 	}
 	for _, l := range f.Links {
 		if _, err := tx.Exec(ctx, `INSERT INTO links(dst, src) VALUES ($1, $2) ON CONFLICT DO NOTHING`, l, f.Path); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if it.Content == nil {
-		return nil
-	}
-	// Replace derived data, keeping vectors of unchanged chunk texts.
-	rows, err := tx.Query(ctx, `DELETE FROM chunks WHERE path = $1 RETURNING text, vec, fresh`, f.Path)
-	if err != nil {
-		return err
-	}
-	byText := map[string][]float32{}
-	for rows.Next() {
-		var text string
-		var vec []float32
-		var fresh bool
-		if err := rows.Scan(&text, &vec, &fresh); err != nil {
-			rows.Close()
-			return err
-		}
-		if fresh && len(vec) > 0 {
-			byText[text] = vec
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
+	return id, nil
+}
+
+// putContent inserts the chunks and grep text of it, whose row is id and
+// whose old chunks are deleted, keeping the vectors of unchanged texts.
+func putContent(ctx context.Context, tx pgx.Tx, it index.Item, id int64, kept map[string][]float32) error {
+	f := it.File
 	pathText := index.IndexText(f.Path)
 	for _, c := range it.Content.Chunks {
-		vec := byText[c.Text]
+		vec := kept[c.Text]
 		if _, err := tx.Exec(ctx, `INSERT INTO chunks(key, path, no, start_line, end_line, text, tsv, vec, fresh)
 			VALUES ($1,$2,$3,$4,$5,$6, `+tsvSQL("$7", "$8")+`, $9, $10)`,
 			index.ChunkKey(f.Path, c.No), f.Path, c.No, c.StartLine, c.EndLine, c.Text, pathText, index.IndexText(c.Text), vec, vec != nil); err != nil {
@@ -401,13 +467,15 @@ func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree b
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		if _, err := tx.Exec(ctx, `DELETE FROM chunks WHERE path = $1`, p); err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = $1`, p); err != nil {
-			return nil, err
-		}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	// Their chunks locked in key order, as every writer locks them.
+	if _, err := tx.Exec(ctx, `DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE)`, paths); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = ANY($1)`, paths); err != nil {
+		return nil, err
 	}
 	return paths, nil
 }
@@ -446,7 +514,11 @@ func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, 
 		lcond, _ := below("dst", oldpath, 1)
 		b.Queue(`SELECT path FROM files WHERE `+ocond+` OR `+ncond+` OR path IN (SELECT src FROM links WHERE `+lcond+`)
 			ORDER BY path FOR UPDATE`, append(oargs, nargs...)...)
-		lockedPaths, err := lockedRows(ctx, tx, b, pgx.RowTo[string])
+		// Then the chunks of the rows it moves or replaces, in key order,
+		// in one statement: the ones it deletes and the ones it moves
+		// together, as every writer of chunks locks them.
+		b.Queue(`SELECT 1 FROM chunks WHERE `+ocond+` OR `+ncond+` ORDER BY key FOR UPDATE`, append(oargs, nargs...)...)
+		lockedPaths, err := lockedRows(ctx, tx, b, b.Len()-2, pgx.RowTo[string])
 		if err != nil {
 			return nil, err
 		}
@@ -779,24 +851,27 @@ func (ix *Index) listenLoop(ctx context.Context, conn interface {
 	}
 }
 
-// lockedRows sends b, whose statements take locks and end with a query,
-// in one round trip, and collects the rows of that query with scan.
-func lockedRows[T any](ctx context.Context, tx pgx.Tx, b *pgx.Batch, scan pgx.RowToFunc[T]) ([]T, error) {
+// lockedRows sends b, whose statements take locks, in one round trip, and
+// collects with scan the rows of its statement number q.
+func lockedRows[T any](ctx context.Context, tx pgx.Tx, b *pgx.Batch, q int, scan pgx.RowToFunc[T]) ([]T, error) {
 	res := tx.SendBatch(ctx, b)
-	for range b.Len() - 1 {
-		if _, err := res.Exec(); err != nil {
+	var out []T
+	for i := range b.Len() {
+		if i != q {
+			if _, err := res.Exec(); err != nil {
+				res.Close()
+				return nil, err
+			}
+			continue
+		}
+		rows, err := res.Query()
+		if err == nil {
+			out, err = pgx.CollectRows(rows, scan)
+		}
+		if err != nil {
 			res.Close()
 			return nil, err
 		}
 	}
-	rows, err := res.Query()
-	if err != nil {
-		res.Close()
-		return nil, err
-	}
-	out, err := pgx.CollectRows(rows, scan)
-	if cerr := res.Close(); err == nil {
-		err = cerr
-	}
-	return out, err
+	return out, res.Close()
 }
