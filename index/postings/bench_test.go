@@ -112,3 +112,55 @@ func BenchmarkConcat(b *testing.B) {
 		Concat(halves[:])
 	}
 }
+
+// BenchmarkMerge: a merge of MergeFactor stored segments (decoded, none
+// of their documents deleted, as in a bulk ingest) of the trigrams of
+// net/http's and os's files, each segment the files once more: from the
+// encoded lists (merge) and through each list decoded (mergeLists).
+func BenchmarkMerge(b *testing.B) {
+	var files []string
+	for _, dir := range []string{"net/http", "os"} {
+		fs, err := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", dir, "*.go"))
+		if err != nil || len(fs) == 0 {
+			b.Fatal(fs, err)
+		}
+		files = append(files, fs...)
+	}
+	var texts []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(src))
+	}
+	segs := make([]*seg, MergeFactor)
+	id := uint32(1)
+	for i := range segs {
+		gb := NewBuilder(Trigram)
+		var tris []uint32
+		for _, text := range texts {
+			tris = index.AppendGrepTrigrams(tris[:0], text)
+			gb.AddTrigrams(tris)
+		}
+		s := gb.Segment()
+		for j := range s.IDs {
+			s.IDs[j] = id
+			id++
+		}
+		segs[i] = &seg{s: s.Compact()}
+	}
+	dead := make([][]uint64, len(segs))
+	b.Run("encoded", func(b *testing.B) {
+		for b.Loop() {
+			s, _ := merge(segs, dead)
+			s.Compact()
+		}
+	})
+	b.Run("lists", func(b *testing.B) {
+		for b.Loop() {
+			s, _ := mergeLists(segs, dead)
+			s.Compact()
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package postings
 
 import (
+	"encoding/binary"
+	"hash/crc32"
 	"slices"
 )
 
@@ -153,6 +155,14 @@ func concatBuilt(segs []*Segment) *Segment {
 // merged list is the concatenation of the old ones, renumbered; terms are
 // walked in order in all segments at once.
 func merge(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
+	if out, remap, ok := mergeEncoded(segs, dead); ok {
+		return out, remap
+	}
+	return mergeLists(segs, dead)
+}
+
+// mergeLists is merge through each list decoded and renumbered.
+func mergeLists(segs []*seg, dead [][]uint64) (*Segment, [][]int32) {
 	kind := segs[0].s.Kind
 	out := &Segment{Kind: kind}
 	remap := make([][]int32, len(segs))
@@ -256,4 +266,146 @@ func (x *Index) Replace(m *Merge, id int64, dead []uint32) {
 		}
 	}
 	x.add(id, m.Seg, dead)
+}
+
+// mergeEncoded is merge of decoded segments none of whose documents is
+// deleted (a bulk ingest's merges): each document's new number is its
+// old one shifted by the documents of the segments before, so a merged
+// list is the old lists' bytes one after the other, only the first gap
+// of each re-encoded. It writes the compact segment (as Compact would)
+// without decoding the postings into lists and encoding them again,
+// and reports false, doing nothing, when a segment is not decoded or has
+// deleted documents.
+func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
+	docs, size := 0, 16
+	for i, g := range segs {
+		if g.s.raw == nil || slices.ContainsFunc(dead[i], func(w uint64) bool { return w != 0 }) ||
+			slices.Contains(g.s.dfs, 0) { // an empty list (none is written): mergeLists drops its term
+			return nil, nil, false
+		}
+		docs += g.s.Len()
+		size += len(g.s.raw)
+	}
+	kind := segs[0].s.Kind
+	out := &Segment{Kind: kind, IDs: make([]uint32, 0, docs)}
+	if kind == Text {
+		out.PathLen, out.BodyLen = make([]uint32, 0, docs), make([]uint32, 0, docs)
+	}
+	remap := make([][]int32, len(segs))
+	shift := make([]uint32, len(segs)) // documents before each segment
+	for i, g := range segs {
+		shift[i] = uint32(len(out.IDs))
+		remap[i] = make([]int32, g.s.Len())
+		for l := range remap[i] {
+			remap[i][l] = int32(shift[i]) + int32(l)
+		}
+		out.IDs = append(out.IDs, g.s.IDs...)
+		if kind == Text {
+			out.PathLen = append(out.PathLen, g.s.PathLen...)
+			out.BodyLen = append(out.BodyLen, g.s.BodyLen...)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, magic...)
+	b = append(b, byte(kind))
+	b = out.appendDocs(b)
+	head := len(b) // the terms section starts with their count, known at its end
+	pos := make([]int, len(segs))
+	var has []int
+	for {
+		var term []byte
+		if term, has = nextTerm(segs, pos, has); has == nil {
+			break
+		}
+		df := uint32(0)
+		for _, i := range has {
+			df += segs[i].s.dfs[pos[i]]
+		}
+		out.tpos = append(out.tpos, uint32(len(b)))
+		b = binary.AppendUvarint(b, uint64(len(term)))
+		b = append(b, term...)
+		b = binary.AppendUvarint(b, uint64(df))
+		out.toffs = append(out.toffs, uint32(len(b)))
+		out.dfs = append(out.dfs, df)
+		last := uint32(0) // the last document written to the list
+		for k, i := range has {
+			list := segs[i].s.listBytes(pos[i])
+			first, n := binary.Uvarint(list)
+			b = binary.AppendUvarint(b, uint64(uint32(first)+shift[i]-last))
+			b = append(b, list[n:]...)
+			if k < len(has)-1 {
+				last = shift[i] + lastDoc(list, kind)
+			}
+			pos[i]++
+		}
+	}
+	count := binary.AppendUvarint(nil, uint64(len(out.tpos)))
+	b = slices.Insert(b, head, count...)
+	for i := range out.tpos {
+		out.tpos[i] += uint32(len(count))
+		out.toffs[i] += uint32(len(count))
+	}
+	out.raw = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return out, remap, true
+}
+
+// nextTerm returns the next term in order across segs (pos: each
+// segment's next term) and the segments holding it, in has (reused), or
+// a nil has when no term is left.
+func nextTerm(segs []*seg, pos []int, has []int) ([]byte, []int) {
+	var term []byte
+	has = has[:0]
+	for i, g := range segs {
+		if pos[i] >= len(g.s.tpos) {
+			continue
+		}
+		t := g.s.termBytes(pos[i])
+		switch {
+		case len(has) == 0 || string(t) < string(term):
+			term, has = t, append(has[:0], i)
+		case string(t) == string(term):
+			has = append(has, i)
+		}
+	}
+	if len(has) == 0 {
+		return nil, nil
+	}
+	return term, has
+}
+
+// listBytes is the encoded postings of term i of a decoded segment: from
+// its first gap to the next term (or the checksum).
+func (s *Segment) listBytes(i int) []byte {
+	end := len(s.raw) - 4
+	if i+1 < len(s.tpos) {
+		end = int(s.tpos[i+1])
+	}
+	return s.raw[s.toffs[i]:end]
+}
+
+// lastDoc is the last document of an encoded list: the sum of its gaps
+// (for Text, each followed by two frequencies), in one pass over the
+// bytes (a varint ends at a byte below 0x80).
+func lastDoc(list []byte, kind Kind) uint32 {
+	fields := 1 // varints per posting
+	if kind == Text {
+		fields = 3
+	}
+	var doc, v uint32
+	var shift, field uint
+	for _, c := range list {
+		if c >= 0x80 {
+			v |= uint32(c&0x7f) << shift
+			shift += 7
+			continue
+		}
+		if field == 0 {
+			doc += v | uint32(c)<<shift
+		}
+		v, shift = 0, 0
+		if field++; field == uint(fields) {
+			field = 0
+		}
+	}
+	return doc
 }

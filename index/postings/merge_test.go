@@ -1,0 +1,97 @@
+package postings
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/semfs/semfs/index"
+)
+
+// TestMergeEncodedEqualsLists: merging decoded segments without deleted
+// documents by copying their encoded lists gives the bytes, positions and
+// renumbering that decoding, renumbering and encoding every list gives,
+// for both kinds, with terms in some segments only and gaps, frequencies
+// and shifts past one varint byte.
+func TestMergeEncodedEqualsLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for round := range 40 {
+		kind := Text
+		if round%2 == 1 {
+			kind = Trigram
+		}
+		var segs []*seg
+		id := uint32(1)
+		for range 1 + r.IntN(9) {
+			n := 1 + r.IntN(400) // some segments of more than 128 documents: shifts of two bytes
+			var s *Segment
+			if kind == Text {
+				docs := corpus(r, n, id)
+				for i := range docs {
+					if r.IntN(10) == 0 { // a frequency past one byte
+						for range 200 {
+							docs[i].body = append(docs[i].body, "often")
+						}
+					}
+				}
+				s = build(docs)
+			} else {
+				b := NewBuilder(Trigram)
+				for range n {
+					var ts []uint32
+					for _, tr := range []string{"abc", "bcd", "zzz", "q_q", "~~~"} {
+						if r.IntN(3) == 0 {
+							ts = append(ts, index.PackTrigram(tr))
+						}
+					}
+					b.AddTrigrams(ts)
+				}
+				s = b.Segment()
+				for i := range s.IDs {
+					s.IDs[i] = id + uint32(i)
+				}
+			}
+			id += uint32(n) + uint32(r.IntN(3))
+			if r.IntN(2) == 0 {
+				s = s.Compact()
+			} else {
+				var err error
+				if s, err = Decode(s.Encode()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			segs = append(segs, &seg{s: s})
+		}
+		dead := make([][]uint64, len(segs))
+		got, gotRemap, ok := mergeEncoded(segs, dead)
+		if !ok {
+			t.Fatalf("round %d: not merged from the encoded lists", round)
+		}
+		want, wantRemap := mergeLists(segs, dead)
+		want = want.Compact()
+		if !bytes.Equal(got.raw, want.raw) {
+			t.Fatalf("round %d (kind %d, %d segments): %d bytes, want %d", round, kind, len(segs), len(got.raw), len(want.raw))
+		}
+		if !slices.Equal(got.tpos, want.tpos) || !slices.Equal(got.toffs, want.toffs) || !slices.Equal(got.dfs, want.dfs) {
+			t.Fatalf("round %d: term positions differ", round)
+		}
+		if !slices.EqualFunc(gotRemap, wantRemap, slices.Equal) {
+			t.Fatalf("round %d: renumbering differs", round)
+		}
+		if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.PathLen, want.PathLen) || !slices.Equal(got.BodyLen, want.BodyLen) {
+			t.Fatalf("round %d: documents differ", round)
+		}
+		if _, err := Decode(got.Encode()); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	// A deleted document, or a segment not decoded, takes the lists' way.
+	s := build(corpus(r, 10, 1)).Compact()
+	if _, _, ok := mergeEncoded([]*seg{{s: s}}, [][]uint64{{1 << 3}}); ok {
+		t.Error("merged from the encoded lists with a document deleted")
+	}
+	if _, _, ok := mergeEncoded([]*seg{{s: build(corpus(r, 10, 1))}}, [][]uint64{nil}); ok {
+		t.Error("merged from the encoded lists a segment not encoded")
+	}
+}
