@@ -1,7 +1,6 @@
 package postings
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"sort"
 	"sync"
@@ -125,7 +124,7 @@ type Analyzer struct {
 	stems   runCache         // folded word → term number, for runs missed
 	tok     index.Tokenizer  // splits the runs missed
 	stem    []byte           // a copy of a word to stem in place
-	scratch []byte           // the term numbers of a run not cached
+	scratch []int32          // the term numbers of a run not cached
 
 	tf   []TF    // per term number: frequencies in the current document
 	seen []int32 // term numbers of the current document
@@ -229,18 +228,28 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 	}
 	var n uint32
 	if raw {
-		for i := 0; ; {
-			start, end := index.NextRun(body, i)
-			if start == end {
-				break
+		// The runs of body as index.NextRun finds them, scanned here while
+		// they are ASCII.
+		for i := 0; i < len(body); {
+			class := runByte[body[i]]
+			if class == runSep {
+				i++
+				continue
+			}
+			start, end := i, i
+			for end < len(body) && runByte[body[end]] == runWord {
+				end++
+			}
+			if end < len(body) && runByte[body[end]] == runMulti {
+				if start, end = index.NextRun(body, start); start == end {
+					break
+				}
 			}
 			i = end
-			ids := a.runIDs(body[start:end])
-			for ; len(ids) >= 4; ids = ids[4:] {
-				id := binary.LittleEndian.Uint32(ids)
+			for _, id := range a.runIDs(body[start:end]) {
 				tf := &a.tf[id]
 				if *tf == (TF{}) {
-					a.seen = append(a.seen, int32(id))
+					a.seen = append(a.seen, id)
 				}
 				tf.Body++
 				n++
@@ -261,9 +270,8 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 }
 
 // runIDs returns the term numbers of the words of run, a run of word
-// runes of raw text (index.NextRun), each 4 bytes little-endian; the
-// caller must not keep the slice.
-func (a *Analyzer) runIDs(run string) []byte {
+// runes of raw text (index.NextRun); the caller must not keep the slice.
+func (a *Analyzer) runIDs(run string) []int32 {
 	c := &a.runs
 	h := hashString(run)
 	slot, ids, ok := c.find(run, h)
@@ -273,7 +281,7 @@ func (a *Analyzer) runIDs(run string) []byte {
 	if len(run) > maxRunBytes || c.n >= maxRuns {
 		a.scratch = a.scratch[:0]
 		a.tok.WordBytes(run, func(w []byte) {
-			foldWord(w, func(w []byte) { a.scratch = binary.LittleEndian.AppendUint32(a.scratch, uint32(a.stemID(w))) })
+			foldWord(w, func(w []byte) { a.scratch = append(a.scratch, a.stemID(w)) })
 		})
 		return a.scratch
 	}
@@ -296,7 +304,7 @@ func (a *Analyzer) stemID(w []byte) int32 {
 	h := hashString(word)
 	slot, ids, ok := c.find(word, h)
 	if ok {
-		return int32(binary.LittleEndian.Uint32(ids))
+		return ids[0]
 	}
 	a.stem = append(a.stem[:0], w...)
 	id := a.termBytesID(term(a.stem))
@@ -317,6 +325,28 @@ func (a *Analyzer) termBytesID(t []byte) int32 {
 	return a.newTerm(string(t))
 }
 
+// runByte classifies bytes for count's scan of runs as index.NextRun
+// does: an ASCII byte NextRun takes for a run of its own is runWord, any
+// other ASCII byte runSep; bytes of multi-byte runes are runMulti (count
+// asks NextRun about those).
+var runByte = func() (t [256]uint8) {
+	for c := range t {
+		switch start, end := index.NextRun(string(rune(c)), 0); {
+		case c >= utf8.RuneSelf:
+			t[c] = runMulti
+		case end-start == 1:
+			t[c] = runWord
+		}
+	}
+	return t
+}()
+
+const (
+	runSep = iota
+	runWord
+	runMulti
+)
+
 // maxRuns bounds the runs an Analyzer caches (see reset), maxRunBytes the
 // length of one (and of a cached word): longer runs are rare and seldom
 // repeat.
@@ -327,62 +357,67 @@ const (
 
 // runCache maps short keys (runs of raw text, or folded words) to term
 // numbers. It is an open-addressing table, at most half full, of 8-byte
-// slots pointing into one arena of entries, each a key with its numbers:
-// a lookup hashes the key once, allocates nothing, and reads one slot
-// and one entry.
+// slots naming entries, whose keys and numbers are in two arenas: a
+// lookup hashes the key once, allocates nothing, and reads one slot, one
+// entry and the key.
 type runCache struct {
-	slots []uint64 // low 32 bits of the key's hash (its tag) <<32 | entry offset+1; 0 is empty
-	data  []byte   // entries: key length, count of numbers, key, numbers (4 bytes LE each)
-	n     int      // entries
+	slots []uint64   // low 32 bits of the key's hash (its tag) <<32 | entry number+1; 0 is empty
+	ents  []runEntry // by entry number
+	keys  []byte     // the entries' keys, one after the other
+	ids   []int32    // the entries' numbers, one after the other
+	n     int        // entries
+}
+
+// runEntry is where an entry's key and numbers are in their arenas.
+type runEntry struct {
+	key, ids   uint32
+	klen, nids uint8
 }
 
 func (c *runCache) clear() {
 	clear(c.slots)
-	c.data, c.n = c.data[:0], 0
+	c.ents, c.keys, c.ids, c.n = c.ents[:0], c.keys[:0], c.ids[:0], 0
 }
 
 // find returns the numbers of key, whose hash is h, or the empty slot
 // where key belongs.
-func (c *runCache) find(key string, h uint64) (slot int, ids []byte, ok bool) {
+func (c *runCache) find(key string, h uint64) (slot int, ids []int32, ok bool) {
 	if c.slots == nil {
 		c.slots = make([]uint64, 4096)
 	}
 	mask := len(c.slots) - 1
-	tag := h << 32
-	for i := int(uint32(h)) & mask; ; i = (i + 1) & mask {
+	tag := uint32(h)
+	for i := int(tag) & mask; ; i = (i + 1) & mask {
 		s := c.slots[i]
 		if s == 0 {
 			return i, nil, false
 		}
-		if s&^(1<<32-1) != tag {
+		if uint32(s>>32) != tag {
 			continue
 		}
-		e := c.data[uint32(s)-1:]
-		if n := int(e[0]); n == len(key) && string(e[2:2+n]) == key {
-			return i, e[2+n : 2+n+4*int(e[1])], true
+		e := c.ents[uint32(s)-1]
+		if int(e.klen) == len(key) && string(c.keys[e.key:e.key+uint32(e.klen)]) == key {
+			return i, c.ids[e.ids : e.ids+uint32(e.nids)], true
 		}
 	}
 }
 
 // open starts the entry of key (at most maxRunBytes long), returning its
-// offset; add appends its numbers, and close puts it in the empty slot
+// number; add appends its numbers, and close puts it in the empty slot
 // find returned for it.
 func (c *runCache) open(key string) int {
-	e := len(c.data)
-	c.data = append(c.data, byte(len(key)), 0)
-	c.data = append(c.data, key...)
-	return e
+	c.ents = append(c.ents, runEntry{key: uint32(len(c.keys)), ids: uint32(len(c.ids)), klen: uint8(len(key))})
+	c.keys = append(c.keys, key...)
+	return len(c.ents) - 1
 }
 
-func (c *runCache) add(id int32) {
-	c.data = binary.LittleEndian.AppendUint32(c.data, uint32(id))
-}
+func (c *runCache) add(id int32) { c.ids = append(c.ids, id) }
 
-// close ends the entry at offset e and returns its numbers.
-func (c *runCache) close(slot int, h uint64, e int) []byte {
-	n := int(c.data[e])
-	ids := c.data[e+2+n:]
-	c.data[e+1] = byte(len(ids) / 4)
+// close ends entry e and returns its numbers.
+func (c *runCache) close(slot int, h uint64, e int) []int32 {
+	ent := &c.ents[e]
+	ids := c.ids[ent.ids:]
+	ent.nids = uint8(len(ids))
 	c.slots[slot] = h<<32 | uint64(e+1)
 	c.n++
 	if 2*c.n > len(c.slots) {
