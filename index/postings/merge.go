@@ -86,18 +86,19 @@ func Concat(segs []*Segment) *Segment {
 	return out
 }
 
-// concatBuilt is Concat of segments a builder made (none decoded): each
-// list of the result is its lists in segs one after the other, the
-// documents shifted by the documents before their segment, copied whole
-// (merge renumbers every posting through a map of the documents, and
-// copies each term to compare it).
+// concatBuilt is Concat of segments a builder made (none decoded). It
+// encodes the terms section of the result (EncodeTerms) straight from
+// them, each list its lists in segs one after the other, the documents
+// shifted by the documents before their segment, without copying the
+// postings into lists of the result first; the result reads its postings
+// from that section, as a decoded segment does.
 func concatBuilt(segs []*Segment) *Segment {
 	kind := segs[0].Kind
 	out := &Segment{Kind: kind}
-	total, docs := 0, 0
+	docs, size := 0, 0
 	for _, s := range segs {
-		total += len(s.docs)
 		docs += len(s.IDs)
+		size += 8*len(s.terms) + 4*len(s.docs)
 	}
 	out.IDs = make([]uint32, 0, docs)
 	if kind == Text {
@@ -112,41 +113,71 @@ func concatBuilt(segs []*Segment) *Segment {
 			out.BodyLen = append(out.BodyLen, s.BodyLen...)
 		}
 	}
-	out.docs = make([]uint32, 0, total)
-	if kind == Text {
-		out.pathTF, out.bodyTF = make([]uint16, 0, total), make([]uint32, 0, total)
-	}
+	e := &encodedTerms{}
+	b := make([]byte, 0, size)
 	pos := make([]int, len(segs)) // next term of each segment
+	var has []int
 	for {
-		term, found := "", false
+		term := ""
+		has = has[:0]
 		for i, s := range segs {
-			if pos[i] < len(s.terms) && (!found || s.terms[pos[i]] < term) {
-				term, found = s.terms[pos[i]], true
-			}
-		}
-		if !found {
-			break
-		}
-		out.terms = append(out.terms, term)
-		out.offs = append(out.offs, uint32(len(out.docs)))
-		for i, s := range segs {
-			if pos[i] >= len(s.terms) || s.terms[pos[i]] != term {
+			if pos[i] >= len(s.terms) {
 				continue
 			}
-			a, b := s.offs[pos[i]], s.offs[pos[i]+1]
-			n := len(out.docs)
-			out.docs = out.docs[:n+int(b-a)]
-			for j, d := range s.docs[a:b] {
-				out.docs[n+j] = d + shift[i]
+			switch t := s.terms[pos[i]]; {
+			case len(has) == 0 || t < term:
+				term, has = t, append(has[:0], i)
+			case t == term:
+				has = append(has, i)
 			}
-			if kind == Text {
-				out.pathTF = append(out.pathTF, s.pathTF[a:b]...)
-				out.bodyTF = append(out.bodyTF, s.bodyTF[a:b]...)
+		}
+		if len(has) == 0 {
+			break
+		}
+		df := uint32(0)
+		for _, i := range has {
+			s := segs[i]
+			df += s.offs[pos[i]+1] - s.offs[pos[i]]
+		}
+		e.tpos = append(e.tpos, uint32(len(b)))
+		b = binary.AppendUvarint(b, uint64(len(term)))
+		b = append(b, term...)
+		b = binary.AppendUvarint(b, uint64(df))
+		e.toffs = append(e.toffs, uint32(len(b)))
+		e.dfs = append(e.dfs, df)
+		per := binary.MaxVarintLen32
+		if kind == Text {
+			per = 2*binary.MaxVarintLen32 + 3
+		}
+		b = slices.Grow(b, int(df)*per)
+		buf, n := b[:cap(b)], len(b)
+		last := uint32(0)
+		for _, i := range has {
+			s, sh := segs[i], shift[i]
+			lo, hi := s.offs[pos[i]], s.offs[pos[i]+1]
+			for j := lo; j < hi; j++ {
+				d := s.docs[j] + sh
+				n = putUvarint(buf, n, d-last)
+				last = d
+				if kind == Text {
+					n = putUvarint(buf, n, uint32(s.pathTF[j]))
+					n = putUvarint(buf, n, s.bodyTF[j])
+				}
 			}
 			pos[i]++
 		}
+		b = buf[:n]
 	}
-	out.offs = append(out.offs, uint32(len(out.docs)))
+	// The section starts with the number of terms, known only now.
+	count := binary.AppendUvarint(nil, uint64(len(e.tpos)))
+	b = slices.Insert(b, 0, count...)
+	for i := range e.tpos {
+		e.tpos[i] += uint32(len(count))
+		e.toffs[i] += uint32(len(count))
+	}
+	e.b = b
+	out.pre = e
+	out.raw, out.tpos, out.toffs, out.dfs = e.b, e.tpos, e.toffs, e.dfs
 	return out
 }
 
@@ -279,7 +310,7 @@ func (x *Index) Replace(m *Merge, id int64, dead []uint32) {
 func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 	docs, size := 0, 16
 	for i, g := range segs {
-		if g.s.raw == nil || slices.ContainsFunc(dead[i], func(w uint64) bool { return w != 0 }) ||
+		if !g.s.encoded() || slices.ContainsFunc(dead[i], func(w uint64) bool { return w != 0 }) ||
 			slices.Contains(g.s.dfs, 0) { // an empty list (none is written): mergeLists drops its term
 			return nil, nil, false
 		}

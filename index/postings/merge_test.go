@@ -95,3 +95,37 @@ func TestMergeEncodedEqualsLists(t *testing.T) {
 		t.Error("merged from the encoded lists a segment not encoded")
 	}
 }
+
+// TestConcatReadsLikeBuilt: a Concat of built segments, read before it
+// is encoded (its lists are in its terms section), has the terms and
+// lists of the segment built at once, and compacts to its bytes.
+func TestConcatReadsLikeBuilt(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	docs := corpus(r, 300, 1)
+	for i := range docs {
+		if i%50 == 0 { // frequencies past one varint byte
+			for range 300 {
+				docs[i].body = append(docs[i].body, "often")
+			}
+		}
+	}
+	whole := build(docs)
+	c := Concat([]*Segment{build(docs[:130]), build(docs[130:131]), build(docs[131:])})
+	if c.Terms() != whole.Terms() || c.Len() != whole.Len() || c.postingsLen() != whole.postingsLen() {
+		t.Fatalf("%d terms, %d documents, %d postings; want %d, %d, %d",
+			c.Terms(), c.Len(), c.postingsLen(), whole.Terms(), whole.Len(), whole.postingsLen())
+	}
+	for i, term := range whole.terms {
+		got, want := c.postings(term), whole.postingsAt(i)
+		if !slices.Equal(got.docs, want.docs) || !slices.Equal(got.path, want.path) || !slices.Equal(got.body, want.body) {
+			t.Fatalf("term %q: lists differ", term)
+		}
+		if c.count(term) != len(want.docs) || string(c.termBytes(i)) != term {
+			t.Fatalf("term %q: count %d, want %d", term, c.count(term), len(want.docs))
+		}
+	}
+	c.EncodeTerms() // nothing left to do
+	if !bytes.Equal(c.Compact().Encode(), whole.Encode()) || !bytes.Equal(c.Encode(), whole.Encode()) {
+		t.Fatal("concatenation encodes differently")
+	}
+}

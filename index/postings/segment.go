@@ -43,7 +43,9 @@ type Segment struct {
 	// A decoded segment keeps its encoded bytes and decodes a term's list
 	// when a lookup asks for it (about a third of the memory of decoded
 	// lists; a lookup decodes only its own terms' lists): raw[toffs[i]:]
-	// holds dfs[i] document gaps (and, for Text, the frequencies).
+	// holds dfs[i] document gaps (and, for Text, the frequencies). A
+	// Concat of built segments reads its lists so too, raw being only its
+	// terms section (pre.b).
 	raw   []byte
 	toffs []uint32
 	dfs   []uint32
@@ -536,17 +538,21 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // (document gaps as uvarints, and for Text the two frequencies), and a
 // CRC-32C of everything before it.
 func (s *Segment) Encode() []byte {
-	if s.raw != nil {
+	if s.encoded() {
 		return s.raw
 	}
 	return s.encode(nil)
 }
 
+// encoded reports whether s.raw holds all of s encoded (decoded or
+// compacted), not only its terms section (a Concat of built segments).
+func (s *Segment) encoded() bool { return s.raw != nil && s.pre == nil }
+
 // Compact returns s as Decode(s.Encode()) would (the encoded bytes, each
 // term's list decoded when a lookup asks for it) without parsing the
 // bytes again: the encoder notes where each term and list starts.
 func (s *Segment) Compact() *Segment {
-	if s.raw != nil {
+	if s.encoded() {
 		return s
 	}
 	c := &Segment{Kind: s.Kind, IDs: s.IDs, PathLen: s.PathLen, BodyLen: s.BodyLen}
@@ -577,18 +583,7 @@ func (s *Segment) encode(c *Segment) []byte {
 	out := make([]byte, 0, size)
 	out = append(out, magic...)
 	out = append(out, byte(s.Kind))
-	out = binary.AppendUvarint(out, uint64(len(s.IDs)))
-	prev := int64(0)
-	for _, id := range s.IDs {
-		out = binary.AppendVarint(out, int64(id)-prev)
-		prev = int64(id)
-	}
-	if s.Kind == Text {
-		for i := range s.IDs {
-			out = binary.AppendUvarint(out, uint64(s.PathLen[i]))
-			out = binary.AppendUvarint(out, uint64(s.BodyLen[i]))
-		}
-	}
+	out = s.appendDocs(out)
 	if pre == nil {
 		pre = s.encodeTerms(out)
 		out = pre.b
@@ -607,6 +602,24 @@ func (s *Segment) encode(c *Segment) []byte {
 		c.dfs = pre.dfs
 	}
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+// appendDocs appends the documents section of s to out: their number,
+// the ids as zig-zag deltas and, for Text, the two field lengths.
+func (s *Segment) appendDocs(out []byte) []byte {
+	out = binary.AppendUvarint(out, uint64(len(s.IDs)))
+	prev := int64(0)
+	for _, id := range s.IDs {
+		out = binary.AppendVarint(out, int64(id)-prev)
+		prev = int64(id)
+	}
+	if s.Kind == Text {
+		for i := range s.IDs {
+			out = binary.AppendUvarint(out, uint64(s.PathLen[i]))
+			out = binary.AppendUvarint(out, uint64(s.BodyLen[i]))
+		}
+	}
+	return out
 }
 
 // encodeTerms appends the terms section of s to out: the number of
