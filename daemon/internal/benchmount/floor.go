@@ -11,9 +11,13 @@ package main
 //     on files, FOPEN_CACHE_DIR on directories, plain READDIR, 1 MiB
 //     writes, passthrough where the kernel offers it).
 //   - generous: the same loopback with the most caching the protocol
-//     offers: hour-long entry, attribute and negative timeouts, no OPEN
-//     request (OPEN answers ENOSYS once; the kernel then opens and closes
-//     files without asking), READDIRPLUS, the kernel's write-back cache.
+//     offers for reading: hour-long entry, attribute and negative
+//     timeouts, no OPEN request (OPEN answers ENOSYS once; the kernel then
+//     opens and closes files without asking), READDIRPLUS. Not the
+//     kernel's write-back cache: with it the kernel asked for every
+//     file's attributes again on the second warm grep -r as well as the
+//     first (GETATTR 4101 against 2101 over three runs on 2000 files), and
+//     it excludes passthrough for created files.
 //   - memory: a file system held in this process's memory (go-fuse's
 //     MemRegularFile under directories of our own) with the generous
 //     settings: the protocol's cost without any host file system below.
@@ -105,10 +109,6 @@ func mountRef(mnt, backing string, kind refKind, reqs *counter) (func(), error) 
 		opts.DisableReadDirPlus = true
 	} else {
 		opts.EntryTimeout, opts.AttrTimeout, opts.NegativeTimeout = &hour, &hour, &hour
-		opts.ExtraCapabilities = fuse.CAP_WRITEBACK_CACHE
-		// The write-back cache and passthrough exclude each other, and
-		// files opened without a request have no backing file anyway.
-		opts.DisabledCapabilities = fuse.CAP_PASSTHROUGH
 		if kind == refRoundTrip {
 			opts.AttrTimeout = &zero
 		}
