@@ -3,6 +3,7 @@ package postings
 import (
 	"math/bits"
 	"sort"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -192,12 +193,69 @@ func (a *Analyzer) wordID(w []byte) int32 {
 	return id
 }
 
-// Each calls emit with each term of text, as Analyze does.
+// Each calls emit with each term of text, as Analyze does. Text split at
+// spaces gives the same terms piece by piece (a space separates terms),
+// and a piece of lower-case ASCII letters and digits, as nearly every
+// word of index.IndexText is, is a folded word already; one of digits
+// only is its own term (Stem changes letters only), taken from text
+// without a lookup: a path's numbers (ids, dates) seldom repeat, and
+// would fill the cache for nothing.
 func (a *Analyzer) Each(text string, emit func(term string)) {
-	words(text, func(w []byte) {
-		a.reset()
-		emit(a.terms[a.wordID(w)])
-	})
+	for len(text) > 0 {
+		w := text
+		if i := strings.IndexByte(text, ' '); i >= 0 {
+			w, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		switch foldedASCII(w) {
+		case asciiDigits:
+			emit(w)
+		case asciiWord:
+			a.reset()
+			emit(a.terms[a.wordIDString(w)])
+		default:
+			words(w, func(w []byte) {
+				a.reset()
+				emit(a.terms[a.wordID(w)])
+			})
+		}
+	}
+}
+
+// foldedASCII classifies w for Each.
+func foldedASCII(w string) int {
+	if len(w) == 0 || len(w) > MaxTermBytes {
+		return asciiOther
+	}
+	digits := true
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case '0' <= c && c <= '9':
+		case 'a' <= c && c <= 'z':
+			digits = false
+		default:
+			return asciiOther
+		}
+	}
+	if digits {
+		return asciiDigits
+	}
+	return asciiWord
+}
+
+const (
+	asciiOther  = iota // anything else: split and fold it (words)
+	asciiWord          // lower-case ASCII letters and digits
+	asciiDigits        // ASCII digits only
+)
+
+// wordIDString is wordID of a folded word given as a string.
+func (a *Analyzer) wordIDString(w string) int32 {
+	if id, ok := a.words[w]; ok {
+		return id
+	}
+	return a.wordID([]byte(w))
 }
 
 // TextDoc is the package's TextDoc through a's cache.
@@ -489,8 +547,11 @@ func le32(s string) uint32 {
 func Terms(text string) []string {
 	a := termsAnalyzers.Get().(*Analyzer)
 	defer termsAnalyzers.Put(a)
-	var out []string
+	out := make([]string, 0, strings.Count(text, " ")+1) // index.IndexText's words, nearly always
 	a.Each(text, func(t string) { out = append(out, t) })
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 

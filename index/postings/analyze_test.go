@@ -193,3 +193,32 @@ func FuzzAddRaw(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { addRawEqualsAdd(t, []string{s, s + " " + strings.ToUpper(s), s}) })
 }
+
+// Each (and so Terms) gives Analyze's terms for numbers of every length
+// (taken as they stand), words of letters and digits, and text that is
+// not split by single spaces or not folded yet.
+func TestEachEqualsAnalyze(t *testing.T) {
+	var parts []string
+	for n := 1; n <= 70; n++ {
+		parts = append(parts, strings.Repeat("9", n), strings.Repeat("0123456789", 8)[:n], "ies"+strings.Repeat("1", n))
+	}
+	parts = append(parts, strings.Repeat("7", MaxTermBytes+3), "running", "x86", "1st", "Running", "naïve", "a-b", "", "  ", "2024\t05", "caféNoir")
+	parts = append(parts, oddTexts()...)
+	text := strings.Join(parts, " ")
+	var want []string
+	Analyze(text, func(t []byte) { want = append(want, string(t)) })
+	var a Analyzer
+	for round := range 2 {
+		var got []string
+		a.Each(text, func(t string) { got = append(got, t) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: Each and Analyze differ (%d vs %d terms)", round, len(got), len(want))
+		}
+	}
+	if got := Terms(text); !slices.Equal(got, want) {
+		t.Fatalf("Terms and Analyze differ (%d vs %d terms)", len(got), len(want))
+	}
+	if got := Terms(" "); got != nil {
+		t.Fatalf("Terms of a space: %q", got)
+	}
+}

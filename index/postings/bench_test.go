@@ -87,6 +87,19 @@ func BenchmarkTerms(b *testing.B) {
 	}
 }
 
+// BenchmarkTermsDistinct: the terms of 100 000 paths each with a number
+// of its own, as in a tree of notes named by date or id (the synthetic
+// ingest's names): their words seldom repeat.
+func BenchmarkTermsDistinct(b *testing.B) {
+	var paths []string
+	for i := range 100000 {
+		paths = append(paths, index.IndexText(fmt.Sprintf("/d%03d/meeting-%d.md", i%500, i)))
+	}
+	for i := 0; b.Loop(); i++ {
+		Terms(paths[i%len(paths)])
+	}
+}
+
 // BenchmarkConcat: the trigram segments of the two halves of net/http's
 // files joined, as a store joins the segments its workers built.
 func BenchmarkConcat(b *testing.B) {
