@@ -1,15 +1,18 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -276,4 +279,105 @@ func testVectorBatchInAnyOrder(t *testing.T, pg *testserver.Postgres) {
 			t.Errorf("%s holds vector %v, want %v", k, got[k], v)
 		}
 	}
+}
+
+// testDeadlockIsRunAgain: another client of the database (a daemon of an
+// older version, a script) holds /b's row and then asks for /a's, which
+// an Update holds while it waits for /b's: PostgreSQL aborts the Update,
+// which waited first, as a deadlock. The Update runs again once the other
+// client commits, and succeeds; the user sees no error.
+func testDeadlockIsRunAgain(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	var log bytes.Buffer
+	var logMu sync.Mutex
+	s, err := Open(ctx, dsn, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &log}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Put(ctx, contentItem("/a", 0, 1), contentItem("/b", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM files WHERE path = '/b' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Update(ctx, []string{"/a", "/b"}, func(stored map[string]index.File) ([]index.Item, error) {
+			var items []index.Item
+			for _, p := range []string{"/a", "/b"} {
+				f := stored[p]
+				f.Task = "semfs"
+				items = append(items, index.Item{File: f, TagText: index.TagText(f.Meta)})
+			}
+			return items, nil
+		})
+	}()
+	// Wait until the Update holds /a and waits for /b.
+	for {
+		var waiting int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 1 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the Update ended (%v) while another client held /b's row", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// PostgreSQL aborts the one whose deadlock_timeout (1s) runs out
+	// first while both wait: the Update's, which started waiting 0.3s
+	// before the other client (and checks once, so the other must wait
+	// by then).
+	time.Sleep(300 * time.Millisecond)
+	if _, err := tx.Exec(ctx, `UPDATE files SET task = 'other' WHERE path = '/a'`); err != nil {
+		t.Fatalf("the other client's update of /a: %v (want the Update aborted, not it)", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the Update aborted as a deadlock failed: %v", err)
+	}
+	logMu.Lock()
+	logged := log.String()
+	logMu.Unlock()
+	if !strings.Contains(logged, "running it again") || !strings.Contains(logged, "40P01") {
+		t.Fatalf("no deadlock was logged, so the test proved nothing; the log:\n%s", logged)
+	}
+	row, err := s.File(ctx, "/a")
+	if err != nil || row.Task != "semfs" {
+		t.Fatalf("/a after the Update ran again: task %q, %v; want the Update's (it committed last)", row.Task, err)
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -61,6 +61,7 @@ func TestWithServer(t *testing.T) {
 		{"ChunkRowsInKeyOrder", testChunkRowsInKeyOrder},
 		{"LoadAmongPuts", testLoadAmongPuts},
 		{"VectorBatchInAnyOrder", testVectorBatchInAnyOrder},
+		{"DeadlockIsRunAgain", testDeadlockIsRunAgain},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

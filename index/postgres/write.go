@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
@@ -81,35 +82,39 @@ func (ch *change) payloads() []string {
 	return out
 }
 
+// writeAttempts bounds the runs of a write transaction PostgreSQL aborts
+// as a deadlock or a serialization failure. The writers of this package
+// take their locks in one order (see pathLocks), so among them neither
+// happens; another client of the database (a daemon of an older version
+// during an upgrade, a script) may still take locks in another order, and
+// the aborted transaction changed nothing, so it is run again rather than
+// failing the user's write.
+const writeAttempts = 3
+
+// retryable reports whether err aborted a transaction that may simply be
+// run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") // deadlock_detected, serialization_failure
+}
+
 // write runs fn in a transaction, notifies other daemons of its change in
-// the same transaction (delivered at commit), and applies it locally.
+// the same transaction (delivered at commit), and applies it locally. A
+// transaction PostgreSQL aborts as a deadlock is run again, fn included
+// (see writeAttempts).
 func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) (*change, error)) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	var ch *change
-	err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-		var err error
-		ch, err = fn(tx)
-		if err != nil || ch == nil {
-			return err
+	var err error
+	for attempt := 1; ; attempt++ {
+		ch = nil
+		err = ix.writeTx(ctx, fn, &ch)
+		if err == nil || attempt == writeAttempts || !retryable(err) || ctx.Err() != nil {
+			break
 		}
-		ch.Node = ix.node
-		if err := tx.QueryRow(ctx, `UPDATE semfs_gen SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&ch.Gen); err != nil {
-			return err
-		}
-		for _, payload := range ch.payloads() {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload); err != nil {
-				return err
-			}
-		}
-		// Logged before the commit: from the commit on, this daemon's
-		// listener may receive the notification and move the generation
-		// PeerChanges reports up to past this write. A write that then
-		// fails (or whose commit's outcome is unknown) leaves paths that
-		// may not have changed, which costs a reader a re-read.
-		ix.peers.record(ch)
-		return nil
-	})
+		ix.log.Warn("index: PostgreSQL aborted a write waiting for another client's locks; running it again", "op", op, "path", path, "err", err)
+	}
 	if err != nil {
 		return ix.storeErr(op, path, err)
 	}
@@ -123,6 +128,37 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 		ix.fresh.ownApplied(ch.Gen)
 	}
 	return nil
+}
+
+// writeTx runs fn and the change's bookkeeping in one transaction and
+// sets *ch to the change committed, if any.
+func (ix *Index) writeTx(ctx context.Context, fn func(tx pgx.Tx) (*change, error), ch **change) error {
+	return pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+		c, err := fn(tx)
+		if err != nil || c == nil {
+			return err
+		}
+		*ch = c
+		if err != nil || ch == nil {
+			return err
+		}
+		c.Node = ix.node
+		if err := tx.QueryRow(ctx, `UPDATE semfs_gen SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&c.Gen); err != nil {
+			return err
+		}
+		for _, payload := range c.payloads() {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload); err != nil {
+				return err
+			}
+		}
+		// Logged before the commit: from the commit on, this daemon's
+		// listener may receive the notification and move the generation
+		// PeerChanges reports up to past this write. A write that then
+		// fails (or whose commit's outcome is unknown) leaves paths that
+		// may not have changed, which costs a reader a re-read.
+		ix.peers.record(c)
+		return nil
+	})
 }
 
 // Put implements index.Store. It takes the path locks of its items'
