@@ -122,6 +122,7 @@ type Analyzer struct {
 	ids     map[string]int32 // term → term number
 	terms   []string         // term number → term
 	runs    runCache         // raw run → term numbers of its words
+	short   shortRuns        // the same for runs of at most 8 bytes, keyed by their bytes as one word
 	stems   runCache         // folded word → term number, for runs missed
 	tok     index.Tokenizer  // splits the runs missed
 	stem    []byte           // a copy of a word to stem in place
@@ -146,6 +147,9 @@ func (a *Analyzer) reset() {
 	if a.runs.n >= maxRuns {
 		a.runs.clear()
 	}
+	if a.short.n >= maxRuns {
+		a.short.clear()
+	}
 	if a.stems.n >= maxStems {
 		a.stems.clear()
 	}
@@ -157,6 +161,7 @@ func (a *Analyzer) reset() {
 		a.ids = make(map[string]int32, 1024)
 		a.terms, a.tf = a.terms[:0], a.tf[:0]
 		a.runs.clear()
+		a.short.clear()
 		a.stems.clear()
 	}
 }
@@ -304,7 +309,13 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 				}
 			}
 			i = end
-			for _, id := range a.runIDs(body[start:end]) {
+			var ids []int32
+			if end-start <= 8 {
+				ids = a.shortIDs(body, start, end-start)
+			} else {
+				ids = a.runIDs(body[start:end])
+			}
+			for _, id := range ids {
 				tf := &a.tf[id]
 				if *tf == (TF{}) {
 					a.seen = append(a.seen, id)
@@ -348,6 +359,86 @@ func (a *Analyzer) runIDs(run string) []int32 {
 		foldWord(w, func(w []byte) { c.add(a.stemID(w)) })
 	})
 	return c.close(slot, h, e)
+}
+
+// shortIDs is runIDs of body[start:start+n], a run of at most 8 bytes
+// (most words are), through a.short: the run's bytes, loaded as one
+// word, are its key, so a lookup hashes and compares one integer.
+func (a *Analyzer) shortIDs(body string, start, n int) []int32 {
+	var k uint64
+	if start+8 <= len(body) {
+		k = le64(body[start:])
+	} else {
+		for i := n - 1; i >= 0; i-- {
+			k = k<<8 | uint64(body[start+i])
+		}
+	}
+	if n < 8 {
+		// A run holds no zero byte: the zero bytes above it tell its
+		// length, and no key is 0.
+		k &= 1<<(8*n) - 1
+	}
+	c := &a.short
+	if c.slots == nil {
+		c.slots = make([]shortSlot, 4096)
+	}
+	mask := len(c.slots) - 1
+	for i := int(k*0x9e3779b97f4a7c15>>32) & mask; ; i = (i + 1) & mask {
+		sl := &c.slots[i]
+		if sl.key == k {
+			return c.ids[sl.off : sl.off+sl.n]
+		}
+		if sl.key != 0 {
+			continue
+		}
+		ids := a.runIDs(body[start : start+n])
+		if c.n >= maxRuns {
+			return ids
+		}
+		off := uint32(len(c.ids))
+		c.ids = append(c.ids, ids...)
+		*sl = shortSlot{key: k, off: off, n: uint32(len(ids))}
+		if c.n++; 2*c.n > len(c.slots) {
+			c.grow()
+		}
+		return c.ids[off : off+uint32(len(ids))]
+	}
+}
+
+// shortRuns maps runs of at most 8 bytes, each packed into one word
+// (shortIDs), to term numbers: an open-addressing table, at most half
+// full, whose numbers are in one arena.
+type shortRuns struct {
+	slots []shortSlot
+	ids   []int32
+	n     int
+}
+
+type shortSlot struct {
+	key    uint64 // 0: empty
+	off, n uint32 // the numbers: ids[off:off+n]
+}
+
+func (c *shortRuns) clear() {
+	clear(c.slots)
+	c.ids, c.n = c.ids[:0], 0
+}
+
+// grow doubles the table, placing each key again.
+func (c *shortRuns) grow() {
+	old := c.slots
+	c.slots = make([]shortSlot, 2*len(old))
+	mask := len(c.slots) - 1
+	for _, sl := range old {
+		if sl.key == 0 {
+			continue
+		}
+		i := int(sl.key*0x9e3779b97f4a7c15>>32) & mask
+		for c.slots[i].key != 0 {
+			i = (i + 1) & mask
+		}
+		c.slots[i] = sl
+	}
 }
 
 // stemID is wordID through the byte-keyed table a.stems: no string is

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,5 +221,37 @@ func TestEachEqualsAnalyze(t *testing.T) {
 	}
 	if got := Terms(" "); got != nil {
 		t.Fatalf("Terms of a space: %q", got)
+	}
+}
+
+// Runs of up to 8 bytes go through the short-run table, also at the end
+// of a text (fewer than 8 bytes left to load) and in their thousands,
+// when it starts over; a text of them builds the segment Add builds.
+func TestShortRunsStartOver(t *testing.T) {
+	var texts []string
+	for d := range 6 {
+		var b strings.Builder
+		for i := range maxRuns / 2 {
+			fmt.Fprintf(&b, "%s x%dY é%d ", strconv.FormatInt(int64(i*6+d), 36), i%50, i%7)
+		}
+		b.WriteString("end" + strconv.Itoa(d)) // the last run, short of 8 bytes to load
+		texts = append(texts, b.String())
+	}
+	texts = append(texts, "a", "Ab_1", "abcdefgh", "abcdefghi", "abcdefg\u00e9")
+	addRawEqualsAdd(t, texts)
+
+	var tb TextBuilder
+	prev, startedOver := 0, false
+	for _, s := range texts {
+		tb.AddRaw(nil, s)
+		n := tb.a.short.n
+		if n > maxRuns {
+			t.Fatalf("short-run table holds %d runs", n)
+		}
+		startedOver = startedOver || n < prev
+		prev = n
+	}
+	if !startedOver {
+		t.Fatalf("short-run table never started over (%d runs)", prev)
 	}
 }
