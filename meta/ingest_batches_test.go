@@ -135,12 +135,15 @@ type batchSizes struct {
 	prepared, put []int
 }
 
-func (s *batchSizes) PreparePut(items []index.Item) func(context.Context, []index.Item) error {
+func (s *batchSizes) PrepareUpdate(items []index.Item) func(context.Context, []string, func(map[string]index.File) ([]index.Item, error)) error {
 	s.prepared = append(s.prepared, len(items))
-	put := s.Index.PreparePut(items)
-	return func(ctx context.Context, final []index.Item) error {
-		s.put = append(s.put, len(final))
-		return put(ctx, final)
+	update := s.Index.PrepareUpdate(items)
+	return func(ctx context.Context, paths []string, build func(map[string]index.File) ([]index.Item, error)) error {
+		return update(ctx, paths, func(stored map[string]index.File) ([]index.Item, error) {
+			items, err := build(stored)
+			s.put = append(s.put, len(items))
+			return items, err
+		})
 	}
 }
 

@@ -82,7 +82,11 @@
 // index.UpdatingStore (SQLite, PostgreSQL) that row is read in the
 // transaction that writes it, so what another process wrote in between is
 // kept; over another store the read and the write are separate, and a
-// change another process commits between them is written over.
+// change another process commits between them is written over. Reconcile
+// builds its rows the same way, so the tags, groups and public flags
+// another process sets during a reconcile are kept; over SQLite the
+// contents are still analysed before the write lock
+// (index.PreparingStore.PrepareUpdate).
 //
 // # Searching
 //
