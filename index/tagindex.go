@@ -175,39 +175,42 @@ type TagBatch struct {
 // the hays of each gram, a second places the hays gram by gram.
 func NewTagBatch(paths, hays []string) *TagBatch {
 	b := &TagBatch{paths: paths, hays: hays}
+	total := 0
+	for _, hay := range hays {
+		total += len(hay)
+	}
 	var t gramTable
-	var occ []int32    // the gram numbers of each hay in turn, each once
-	var count []uint32 // hays per gram number
-	var last []int32   // the last hay (index+1) counted for each gram number
+	occ := make([]int32, 0, 3*total) // the gram numbers of each hay in turn, each once
 	ends := make([]int, len(hays))
 	for i, hay := range hays {
+		stamp := int32(i + 1)
 		for j := 0; j < len(hay); j++ {
-			for l := 1; l <= 3 && j+l <= len(hay); l++ {
-				c := hay[j+l-1]
-				if c == 0 {
-					break // no query word holds a NUL
-				}
-				g := t.number(gramKey(hay[j : j+l]))
-				if int(g) == len(count) {
-					count, last = append(count, 0), append(last, 0)
-				}
-				if last[g] == int32(i+1) {
-					continue
-				}
-				last[g] = int32(i + 1)
-				count[g]++
-				occ = append(occ, g)
+			// The grams starting at j, one to three bytes, none holding a
+			// NUL (no query word does).
+			k := uint32(hay[j])
+			if k == 0 {
+				continue
 			}
+			occ = t.count(1<<24|k, stamp, occ)
+			if j+1 == len(hay) || hay[j+1] == 0 {
+				continue
+			}
+			k |= uint32(hay[j+1]) << 8
+			occ = t.count(2<<24|k, stamp, occ)
+			if j+2 == len(hay) || hay[j+2] == 0 {
+				continue
+			}
+			occ = t.count(3<<24|k|uint32(hay[j+2])<<16, stamp, occ)
 		}
 		ends[i] = len(occ)
 	}
 	b.keys = t.keys
-	b.offs = make([]uint32, len(count)+1)
-	for g, c := range count {
+	b.offs = make([]uint32, len(t.hays)+1)
+	for g, c := range t.hays {
 		b.offs[g+1] = b.offs[g] + c
 	}
-	next := count // reused: each gram's next slot
-	copy(next, b.offs[:len(count)])
+	next := t.hays // reused: each gram's next slot
+	copy(next, b.offs[:len(next)])
 	b.idx = make([]int32, len(occ))
 	start := 0
 	for i, end := range ends {
@@ -220,11 +223,26 @@ func NewTagBatch(paths, hays []string) *TagBatch {
 	return b
 }
 
+// count notes gram k in the hay whose index+1 is stamp: the first time
+// in that hay, it counts the hay for the gram and appends the gram's
+// number to occ.
+func (t *gramTable) count(k uint32, stamp int32, occ []int32) []int32 {
+	g := t.number(k)
+	if t.last[g] == stamp {
+		return occ
+	}
+	t.last[g] = stamp
+	t.hays[g]++
+	return append(occ, g)
+}
+
 // gramTable numbers gram keys densely in the order first seen: an
 // open-addressing table, at most half full, of key and number.
 type gramTable struct {
 	slots []uint64 // key<<32 | number+1; 0 is empty
 	keys  []uint32 // by number
+	hays  []uint32 // by number: the hays counted (count)
+	last  []int32  // by number: the last hay counted, its index+1
 }
 
 // number returns k's number, numbering it if new.
@@ -239,6 +257,8 @@ func (t *gramTable) number(k uint32) int32 {
 			n := int32(len(t.keys))
 			t.slots[i] = uint64(k)<<32 | uint64(n+1)
 			t.keys = append(t.keys, k)
+			t.hays = append(t.hays, 0)
+			t.last = append(t.last, 0)
 			if 2*len(t.keys) > len(t.slots) {
 				t.grow()
 			}

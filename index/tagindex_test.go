@@ -180,3 +180,19 @@ func TestTagBatchGrams(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNewTagBatch: the tag grams of a batch of 8192 files named as
+// the synthetic ingest's notes, as a store's PreparePut groups them.
+//
+//	go test -run '^$' -bench NewTagBatch ./index
+func BenchmarkNewTagBatch(b *testing.B) {
+	words := strings.Fields("the of and to a in is it you that he was for on are with as his they be at one have this from or had by")
+	var paths, hays []string
+	for i := range 8192 {
+		p := fmt.Sprintf("/d%03d/%s-%d.md", i%500, words[i%len(words)], i)
+		paths, hays = append(paths, p), append(hays, TagHay(p, "", "", nil))
+	}
+	for b.Loop() {
+		NewTagBatch(paths, hays)
+	}
+}
