@@ -25,6 +25,20 @@ import (
 // The tests here run two writers that take overlapping locks at once, many
 // times, and fail on any error: before every writer followed the lock
 // order of pathLocks, PostgreSQL aborted one of them as a deadlock (40P01).
+// write now runs such a transaction again, so they also fail when one was
+// (noRerun).
+
+// noRerun fails t if PostgreSQL aborted a write of any of stores as a
+// deadlock, which write then ran again: semfs's writers must not wait for
+// each other in a cycle.
+func noRerun(t *testing.T, stores ...*Index) {
+	t.Helper()
+	for i, s := range stores {
+		if n := s.rerun.Load(); n > 0 {
+			t.Errorf("store %d: %d write(s) aborted as a deadlock and run again; the writers' lock order is broken", i, n)
+		}
+	}
+}
 
 // contentItem is a file of chunks whose texts name the path, the version
 // v and the chunk number.
@@ -135,6 +149,7 @@ func testRebuildAmongWriters(t *testing.T, pg *testserver.Postgres) {
 	if err != nil || len(r.Problems) > 0 {
 		t.Errorf("after the rebuilds: problems %v, %v", r.Problems, err)
 	}
+	noRerun(t, a, b)
 }
 
 // testChunkRowsInKeyOrder: a Put replaces the chunks of two files while
@@ -189,6 +204,53 @@ func testChunkRowsInKeyOrder(t *testing.T, pg *testserver.Postgres) {
 			t.Fatalf("round %d: %d chunks hold a vector of an older text, %d of 60 hold the Put's text", v, stale, n)
 		}
 	}
+	noRerun(t, a, b)
+}
+
+// testRenameAmongVectorBatches: a Rename moves a directory holding /d/n
+// and "/d/n x" (their chunks' keys in the other order, see
+// testChunkRowsInKeyOrder) while the drain stores vectors of their chunks
+// in key order. The Rename locks the chunks it moves in key order too;
+// before, it updated them a file at a time in path order, and one of the
+// two was aborted as a deadlock. Every chunk moves with its file.
+func testRenameAmongVectorBatches(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	if err := a.Put(ctx, contentItem("/d/n", 0, 30), contentItem("/d/n x", 0, 30)); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"/d", "/e"}
+	for round := range 30 {
+		from, to := dirs[round%2], dirs[(round+1)%2]
+		if _, err := a.pool.Exec(ctx, `UPDATE chunks SET vec = NULL, fresh = false`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := b.NeedingEmbedding(ctx, embedding.SpaceContent, "", 1000)
+		if err != nil || len(rows) != 60 {
+			t.Fatalf("round %d: %d rows need a vector (%v), want 60", round, len(rows), err)
+		}
+		vecs := make([][]float32, len(rows))
+		for i := range vecs {
+			vecs[i] = []float32{1, 0}
+		}
+		var wg sync.WaitGroup
+		var renameErr, setErr error
+		wg.Go(func() { setErr = b.SetEmbeddings(ctx, embedding.SpaceContent, rows, vecs) })
+		wg.Go(func() { renameErr = a.Rename(ctx, from, to) })
+		wg.Wait()
+		if renameErr != nil || setErr != nil {
+			t.Fatalf("round %d: Rename: %v; vector batch: %v", round, renameErr, setErr)
+		}
+		var moved, left int
+		if err := a.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE path LIKE $1), count(*) FILTER (WHERE path LIKE $2) FROM chunks`, to+"/%", from+"/%").Scan(&moved, &left); err != nil {
+			t.Fatal(err)
+		}
+		if moved != 60 || left != 0 {
+			t.Fatalf("round %d: %d of 60 chunks moved to %s, %d left in %s", round, moved, to, left, from)
+		}
+	}
+	noRerun(t, a, b)
 }
 
 // testLoadAmongPuts: a Load of new files and a Put of the same files,
@@ -239,6 +301,7 @@ func testLoadAmongPuts(t *testing.T, pg *testserver.Postgres) {
 			}
 		}
 	}
+	noRerun(t, a, b)
 }
 
 // testVectorBatchInAnyOrder: SetEmbeddings sorts its rows by key before
@@ -361,7 +424,7 @@ func testDeadlockIsRunAgain(t *testing.T, pg *testserver.Postgres) {
 	logMu.Lock()
 	logged := log.String()
 	logMu.Unlock()
-	if !strings.Contains(logged, "running it again") || !strings.Contains(logged, "40P01") {
+	if !strings.Contains(logged, "running it again") || !strings.Contains(logged, "40P01") || s.rerun.Load() != 1 {
 		t.Fatalf("no deadlock was logged, so the test proved nothing; the log:\n%s", logged)
 	}
 	row, err := s.File(ctx, "/a")

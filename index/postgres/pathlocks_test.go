@@ -191,4 +191,5 @@ func testWritersOfOverlappingPathsCommit(t *testing.T, pg *testserver.Postgres) 
 	for err := range errs {
 		t.Errorf("a concurrent write failed: %v", err)
 	}
+	noRerun(t, stores...)
 }

@@ -77,6 +77,10 @@ type Index struct {
 	rankCandidates int // Options.RankCandidates, resolved
 
 	wmu sync.Mutex // serialises this process's write transactions
+	// rerun counts the write transactions PostgreSQL aborted as a
+	// deadlock or serialization failure and write ran again: tests check
+	// that semfs's own writers cause none (see pathLocks).
+	rerun atomic.Int64
 	// testHookReloadRead, when a test sets it, runs in reloadPaths
 	// between reading the rows and applying them.
 	testHookReloadRead atomic.Pointer[func()]

@@ -60,6 +60,7 @@ func TestWithServer(t *testing.T) {
 		{"RebuildAmongWriters", testRebuildAmongWriters},
 		{"ChunkRowsInKeyOrder", testChunkRowsInKeyOrder},
 		{"LoadAmongPuts", testLoadAmongPuts},
+		{"RenameAmongVectorBatches", testRenameAmongVectorBatches},
 		{"VectorBatchInAnyOrder", testVectorBatchInAnyOrder},
 		{"DeadlockIsRunAgain", testDeadlockIsRunAgain},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},

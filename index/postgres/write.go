@@ -113,6 +113,7 @@ func (ix *Index) write(ctx context.Context, op, path string, fn func(tx pgx.Tx) 
 		if err == nil || attempt == writeAttempts || !retryable(err) || ctx.Err() != nil {
 			break
 		}
+		ix.rerun.Add(1)
 		ix.log.Warn("index: PostgreSQL aborted a write waiting for another client's locks; running it again", "op", op, "path", path, "err", err)
 	}
 	if err != nil {
