@@ -46,7 +46,10 @@ type mapWatch struct {
 	closed bool
 	byWd   map[int32]*watched
 	byIno  map[uint64]*watched
-	seq    uint64
+	// order holds the watches in the order added, oldest first, for
+	// evicting the oldest in constant time; entries no longer in byIno
+	// are skipped when met, and dropped once they outnumber the rest.
+	order []*watched
 }
 
 type watched struct {
@@ -54,7 +57,6 @@ type watched struct {
 	path  string // where the file was when watched; the table's if it still numbers it
 	wd    int32
 	opath int // O_PATH descriptor of the host file, to watch it again
-	seq   uint64
 	added time.Time
 	stat  fileStamp // the file when watched
 	// settling: watched at a release, whose handle's backing file the
@@ -161,18 +163,22 @@ func (m *mapWatch) watch(ino uint64, p string, opath int, settling bool) *watche
 	if old := m.byWd[int32(wd)]; old != nil { // the same host file under another number
 		m.removeLocked(old)
 	}
-	m.seq++
-	w := &watched{ino: ino, path: p, wd: int32(wd), opath: opath, seq: m.seq, added: time.Now(), settling: settling}
+	w := &watched{ino: ino, path: p, wd: int32(wd), opath: opath, added: time.Now(), settling: settling}
 	w.stat, _ = stampOf(opath)
 	m.byWd[w.wd], m.byIno[ino] = w, w
+	m.order = append(m.order, w)
 	if len(m.byIno) > maxMapped {
-		var oldest *watched
-		for _, v := range m.byIno {
-			if oldest == nil || v.seq < oldest.seq {
-				oldest = v
+		m.removeLocked(m.oldestLocked())
+	}
+	if len(m.order) > 2*maxMapped && len(m.order) > 2*len(m.byIno) {
+		live := m.order[:0]
+		for _, v := range m.order {
+			if m.byIno[v.ino] == v {
+				live = append(live, v)
 			}
 		}
-		m.removeLocked(oldest)
+		clear(m.order[len(live):])
+		m.order = live
 	}
 	if m.byIno[ino] != w {
 		return nil
@@ -197,6 +203,19 @@ func (m *mapWatch) drop(ino uint64) {
 	if w := m.byIno[ino]; w != nil && !m.closed {
 		m.removeLocked(w)
 	}
+}
+
+// oldestLocked returns the watch added first of those in byIno (which
+// holds one at least), and forgets it and the stale entries before it.
+func (m *mapWatch) oldestLocked() *watched {
+	for i, v := range m.order {
+		if m.byIno[v.ino] == v {
+			clear(m.order[:i+1])
+			m.order = m.order[i+1:]
+			return v
+		}
+	}
+	panic("fusefs: mapWatch.order lost a watch")
 }
 
 func (m *mapWatch) removeLocked(w *watched) {
@@ -225,7 +244,7 @@ func (m *mapWatch) close() {
 	for _, w := range m.byIno {
 		syscall.Close(w.opath)
 	}
-	m.byIno, m.byWd = map[uint64]*watched{}, map[int32]*watched{}
+	m.byIno, m.byWd, m.order = map[uint64]*watched{}, map[int32]*watched{}, nil
 	m.ifd.Close()
 }
 

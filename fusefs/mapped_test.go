@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -327,5 +328,50 @@ func TestWatchSettlesOnce(t *testing.T) {
 	}
 	if !watching(tr, ino) {
 		t.Fatal("the file is no longer watched after its re-reads")
+	}
+}
+
+// TestWatchEvictsOldest: beyond maxMapped watched files, each new watch
+// ends the oldest one still watched; files whose watch ended otherwise
+// (opened for writing again) are not counted, and the eviction order
+// does not grow without bound with such files.
+func TestWatchEvictsOldest(t *testing.T) {
+	tr := newTree(nil, Options{Logf: t.Logf})
+	defer tr.mapped.close()
+	dir := t.TempDir()
+	host := func(i int) string {
+		h := filepath.Join(dir, fmt.Sprintf("f%04d", i))
+		if err := os.WriteFile(h, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	const n = maxMapped + 40
+	inos := make([]uint64, n)
+	for i := range n {
+		inos[i] = watchFile(t, tr, host(i), fmt.Sprintf("/f%04d", i))
+		if i == 10 {
+			tr.mapped.drop(inos[5]) // opened for writing again: no longer counts
+		}
+	}
+	// 41 watches went beyond the bound with one dropped: the 39 oldest
+	// still watched (0–4 and 6–39) were evicted.
+	for i, ino := range inos {
+		want := i >= 40
+		if got := watching(tr, ino); got != want {
+			t.Errorf("file %d watched %v, want %v", i, got, want)
+		}
+	}
+	// Watching and dropping files over and over keeps the order bounded
+	// (each watch evicts one of the files above, each drop ends it).
+	g := []string{host(n), host(n + 1), host(n + 2)}
+	for i := range 8 * maxMapped {
+		tr.mapped.drop(watchFile(t, tr, g[i%3], fmt.Sprintf("/g%d", i%3)))
+	}
+	tr.mapped.mu.Lock()
+	watched, order := len(tr.mapped.byIno), len(tr.mapped.order)
+	tr.mapped.mu.Unlock()
+	if watched != maxMapped-1 || order > 2*maxMapped+1 {
+		t.Errorf("%d files watched, %d in the eviction order; want %d and at most %d", watched, order, maxMapped-1, 2*maxMapped+1)
 	}
 }
