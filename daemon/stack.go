@@ -41,6 +41,7 @@ type stack struct {
 	wg      sync.WaitGroup
 
 	mounted atomic.Pointer[fusefs.Server] // told of changes behind the mount
+	quiet   quietWatch                    // when the mount last served a request, for yield
 }
 
 // checkModels loads the compiled-in models and checks each one. A failure
@@ -97,7 +98,7 @@ func openStack(ctx context.Context, cfg Config, log *slog.Logger) (_ *stack, err
 		name string
 		e    embedding.Embedder
 	}{{embedding.SpaceTags, s.spaces.Tags}, {embedding.SpaceContent, s.spaces.Content}} {
-		s.workers = append(s.workers, &embedding.Worker{Store: s.index, Space: sp.name, Embedder: sp.e, Logger: log})
+		s.workers = append(s.workers, &embedding.Worker{Store: s.index, Space: sp.name, Embedder: sp.e, Logger: log, Yield: s.yield})
 	}
 	if s.fsys, err = newTree(ctx, s, log, cfg.CloseDelay, closesJournal(cfg)); err != nil {
 		return nil, err
@@ -138,6 +139,59 @@ func (s *stack) kick(space string) {
 				s.kicks = map[string]*time.Timer{}
 			}
 			s.kicks[space] = time.AfterFunc(kickQuiet, w.Kick)
+		}
+	}
+}
+
+// Drain batches yield to programs using the mount: a batch waits until
+// the mount has served no request for yieldQuiet, or for yieldMax at
+// most, so that a stream that never pauses is still drained (a batch a
+// second at least). Embedding a batch of contents takes every core for
+// a tenth of a second or more, and each file a program creates meanwhile
+// waits for a core at every request.
+const (
+	yieldQuiet = 100 * time.Millisecond
+	yieldMax   = time.Second
+)
+
+// yield is the drain workers' Yield.
+func (s *stack) yield(ctx context.Context) {
+	if mnt := s.mounted.Load(); mnt != nil {
+		s.quiet.wait(ctx, mnt.Served, yieldQuiet, yieldMax)
+	}
+}
+
+// quietWatch tells how long a request counter has stood still: it keeps
+// the count it last saw and when it first saw it.
+type quietWatch struct {
+	mu    sync.Mutex
+	count uint64
+	since time.Time
+}
+
+// wait returns once served has not changed for quiet, after max, or when
+// ctx is done. A counter that stood still since the last call for quiet
+// or longer returns at once, so an idle mount costs the drain nothing.
+func (q *quietWatch) wait(ctx context.Context, served func() uint64, quiet, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for {
+		now := time.Now()
+		n := served()
+		q.mu.Lock()
+		if n != q.count || q.since.IsZero() {
+			q.count, q.since = n, now
+		}
+		still := now.Sub(q.since)
+		q.mu.Unlock()
+		if still >= quiet || !now.Before(deadline) {
+			return
+		}
+		t := time.NewTimer(min(quiet-still, deadline.Sub(now)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
 		}
 	}
 }

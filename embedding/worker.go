@@ -31,6 +31,13 @@ type Worker struct {
 	// since the last measurement.
 	MeasureEvery time.Duration
 	Logger       *slog.Logger // default slog.Default()
+	// Yield, when set, is called before each batch of a pass and the
+	// worker waits for it to return. The daemon sets it to hold the
+	// drain back while programs stream requests to the mount, so that
+	// embedding — the heaviest background work — leaves the cores to
+	// them. It must return within a bounded time (a stream that never
+	// pauses must still be drained) and at once when ctx is done.
+	Yield func(ctx context.Context)
 
 	once sync.Once
 	kick chan struct{}
@@ -185,6 +192,12 @@ func (w *Worker) pass(ctx context.Context, st *Stats) error {
 	dims := w.Embedder.Info().Dims
 	after := ""
 	for {
+		if w.Yield != nil {
+			w.Yield(ctx)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		rows, err := w.Store.NeedingEmbedding(ctx, w.Space, after, w.batch())
 		if err != nil || len(rows) == 0 {
 			return err

@@ -349,3 +349,60 @@ func TestTelemetryRateLimited(t *testing.T) {
 		t.Errorf("with MeasureEvery elapsed the telemetry saw %d vectors, want 66", tel.Vectors)
 	}
 }
+
+// TestDrainYieldsBeforeEachBatch: a worker with Yield waits for it before
+// every batch, embeds nothing while it blocks, and stops when ctx ends
+// during a wait.
+func TestDrainYieldsBeforeEachBatch(t *testing.T) {
+	s := embeddingtest.NewStore()
+	fill(s, "tags", 60)
+	e := &countingEmbedder{Embedder: embeddingtest.New()}
+	gate := make(chan struct{})
+	yields := make(chan struct{}, 16)
+	w := &embedding.Worker{Store: s, Space: "tags", Embedder: e, Yield: func(ctx context.Context) {
+		yields <- struct{}{}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}}
+	done := make(chan embedding.Stats)
+	go func() {
+		st, err := w.Drain(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	for batch := range 3 {
+		<-yields
+		time.Sleep(20 * time.Millisecond)
+		e.mu.Lock()
+		calls := len(e.calls)
+		e.mu.Unlock()
+		if calls != batch {
+			t.Fatalf("before batch %d was let go: %d Embed calls", batch, calls)
+		}
+		gate <- struct{}{}
+	}
+	<-yields // the pass looks once more and finds nothing
+	gate <- struct{}{}
+	if st := <-done; st.Embedded != 60 || st.Remaining != 0 {
+		t.Errorf("stats %+v, want 60 embedded", st)
+	}
+
+	// A pass whose ctx ends while it yields returns ctx's error and
+	// embeds nothing more.
+	fill(s, "more", 30)
+	cctx, cancel := context.WithCancel(ctx)
+	w2 := &embedding.Worker{Store: s, Space: "more", Embedder: e, Yield: func(ctx context.Context) {
+		cancel()
+		<-ctx.Done()
+	}}
+	if _, err := w2.Drain(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Drain with ctx ended in Yield = %v, want context.Canceled", err)
+	}
+	if n, _ := s.CountNeedingEmbedding(ctx, "more"); n != 30 {
+		t.Errorf("%d rows of the cancelled pass still need a vector, want 30", n)
+	}
+}

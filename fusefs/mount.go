@@ -135,6 +135,12 @@ type Server struct {
 // descriptor directly (see Options.NoPassthrough).
 func (s *Server) Passthrough() bool { return s.t.passthrough.Load() }
 
+// Served returns how many requests acting on the tree — lookups, opens,
+// creates, listings, attribute reads and changes — the mount served so
+// far. Sampled twice, it tells whether programs were using the mount in
+// between (the daemon holds background work back while they are).
+func (s *Server) Served() uint64 { return s.t.served.Load() }
+
 // Dir is the mount point.
 func (s *Server) Dir() string { return s.dir }
 

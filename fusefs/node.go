@@ -71,6 +71,10 @@ type tree struct {
 
 	passthrough atomic.Bool // the kernel accepts backing files (see canPassthrough)
 
+	// served counts the requests that act on the tree (each goes through
+	// ctx): Server.Served.
+	served atomic.Uint64
+
 	// entryTTL and attrTTL are how long the kernel caches a shared name
 	// and its attributes (Options.EntryTimeout, AttrTimeout).
 	entryTTL, attrTTL time.Duration
@@ -707,6 +711,7 @@ func (t *tree) moveLocked(oldp, newp string, dir bool) {
 // go-fuse's: nothing below the mount reads the request's, and every
 // request saves two allocations.
 func (t *tree) ctx(ctx context.Context) context.Context {
+	t.served.Add(1)
 	var pid, uid, gid uint32
 	if c, ok := fuse.FromContext(ctx); ok {
 		pid, uid, gid = c.Pid, c.Uid, c.Gid
