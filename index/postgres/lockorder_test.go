@@ -253,6 +253,80 @@ func testRenameAmongVectorBatches(t *testing.T, pg *testserver.Postgres) {
 	noRerun(t, a, b)
 }
 
+// testRemoveAmongVectorBatches: a Remove of a directory holding /d/n and
+// "/d/n x" while the drain stores vectors of their chunks in key order.
+// The Remove deletes the chunks in key order too; before, it deleted them
+// a file at a time in path order, and one of the two was aborted as a
+// deadlock. No chunk of a removed file is left.
+func testRemoveAmongVectorBatches(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	for round := range 30 {
+		if err := a.Put(ctx, contentItem("/d/n", round, 30), contentItem("/d/n x", round, 30)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := b.NeedingEmbedding(ctx, embedding.SpaceContent, "", 1000)
+		if err != nil || len(rows) != 60 {
+			t.Fatalf("round %d: %d rows need a vector (%v), want 60", round, len(rows), err)
+		}
+		vecs := make([][]float32, len(rows))
+		for i := range vecs {
+			vecs[i] = []float32{1, 0}
+		}
+		var wg sync.WaitGroup
+		var removeErr, setErr error
+		wg.Go(func() { setErr = b.SetEmbeddings(ctx, embedding.SpaceContent, rows, vecs) })
+		wg.Go(func() { removeErr = a.Remove(ctx, "/d", true) })
+		wg.Wait()
+		if removeErr != nil || setErr != nil {
+			t.Fatalf("round %d: Remove: %v; vector batch: %v", round, removeErr, setErr)
+		}
+		var left int
+		if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM chunks`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left != 0 {
+			t.Fatalf("round %d: %d chunks of removed files left", round, left)
+		}
+	}
+	noRerun(t, a, b)
+}
+
+// testWipeAmongPuts: WipeVectors of the tag space while a Put rewrites
+// every file in path order. The files are written in reverse path order
+// first, so the table's scan meets them in that order: a wipe locking the
+// rows as it scanned them held the last paths while the Put, holding the
+// first, waited for them. The wipe now takes the table's lock first.
+func testWipeAmongPuts(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	var items []index.Item
+	for i := range 60 {
+		items = append(items, contentItem(fmt.Sprintf("/w/%02d.md", i), 0, 1))
+	}
+	for round := range 10 {
+		if err := a.Remove(ctx, "/w", true); err != nil {
+			t.Fatal(err)
+		}
+		for i := len(items) - 1; i >= 0; i-- {
+			if err := a.Put(ctx, items[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var putErr, wipeErr error
+		wg.Go(func() { putErr = a.Put(ctx, items...) })
+		wg.Go(func() { wipeErr = b.WipeVectors(ctx, embedding.SpaceTags) })
+		wg.Wait()
+		if putErr != nil || wipeErr != nil {
+			t.Fatalf("round %d: Put: %v; WipeVectors: %v", round, putErr, wipeErr)
+		}
+	}
+	noRerun(t, a, b)
+}
+
 // testLoadAmongPuts: a Load of new files and a Put of the same files,
 // each listing them in the other's order, at once. Before Load took the
 // lock of all paths, each inserted rows the other then waited for. Now

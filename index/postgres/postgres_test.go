@@ -61,6 +61,8 @@ func TestWithServer(t *testing.T) {
 		{"ChunkRowsInKeyOrder", testChunkRowsInKeyOrder},
 		{"LoadAmongPuts", testLoadAmongPuts},
 		{"RenameAmongVectorBatches", testRenameAmongVectorBatches},
+		{"RemoveAmongVectorBatches", testRemoveAmongVectorBatches},
+		{"WipeAmongPuts", testWipeAmongPuts},
 		{"VectorBatchInAnyOrder", testVectorBatchInAnyOrder},
 		{"DeadlockIsRunAgain", testDeadlockIsRunAgain},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
