@@ -129,3 +129,35 @@ func TestConcatReadsLikeBuilt(t *testing.T) {
 		t.Fatal("concatenation encodes differently")
 	}
 }
+
+// AddTrigrams lists each packed trigram's documents, whether its bytes
+// are grep's or not (upper case, control bytes), and hands its pooled
+// table back clean: builders taking it in turn build their own lists.
+func TestAddTrigramsTableClean(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	set := []uint32{index.PackTrigram("abc"), index.PackTrigram("a c"), index.PackTrigram("~}|"), index.PackTrigram("ABC"),
+		index.PackTrigram("\x01\x02\x03"), index.PackTrigram("z\x7fz"), 5, 1<<21 - 1}
+	for round := range 6 {
+		b := NewBuilder(Trigram)
+		want := map[uint32][]uint32{}
+		for doc := range 50 + round {
+			var tris []uint32
+			for _, tr := range set {
+				if r.IntN(2) == 0 {
+					tris = append(tris, tr)
+					want[tr] = append(want[tr], uint32(doc))
+				}
+			}
+			b.AddTrigrams(tris)
+		}
+		s := b.Segment()
+		if s.Terms() != len(want) {
+			t.Fatalf("round %d: %d terms, want %d", round, s.Terms(), len(want))
+		}
+		for tr, docs := range want {
+			if got := s.postings(TrigramTerm(tr)).docs; !slices.Equal(got, docs) {
+				t.Fatalf("round %d: trigram %x in %v, want %v", round, tr, got, docs)
+			}
+		}
+	}
+}
