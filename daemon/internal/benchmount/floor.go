@@ -20,7 +20,9 @@ package main
 //     it excludes passthrough for created files.
 //   - memory: a file system held in this process's memory (go-fuse's
 //     MemRegularFile under directories of our own) with the generous
-//     settings: the protocol's cost without any host file system below.
+//     settings: the protocol's cost without any host file system below;
+//     and the same with plain READDIR, whose listings carry no attributes
+//     (the kernel makes no inode per entry listed), as semfs's do.
 
 import (
 	"context"
@@ -58,6 +60,7 @@ func mountFloor(t *table, dir string) {
 		{"go-fuse loopback", refLoopback, true},
 		{"generous loopback", refGenerous, true},
 		{"in-memory server", refGenerous, false},
+		{"in-memory READDIR", refPlain, false},
 	} {
 		mnt := filepath.Join(dir, strings.Fields(r.name)[0]+"-"+strings.Fields(r.name)[1])
 		backing := ""
@@ -81,6 +84,7 @@ type refKind int
 const (
 	refLoopback  refKind = iota // semfs's kernel cache settings
 	refGenerous                 // the most caching the protocol offers
+	refPlain                    // generous, but plain READDIR (no attributes in listings)
 	refRoundTrip                // generous, but attributes are not cached
 )
 
@@ -109,8 +113,11 @@ func mountRef(mnt, backing string, kind refKind, reqs *counter) (func(), error) 
 		opts.DisableReadDirPlus = true
 	} else {
 		opts.EntryTimeout, opts.AttrTimeout, opts.NegativeTimeout = &hour, &hour, &hour
-		if kind == refRoundTrip {
+		switch kind {
+		case refRoundTrip:
 			opts.AttrTimeout = &zero
+		case refPlain:
+			opts.DisableReadDirPlus = true
 		}
 	}
 	var root gofs.InodeEmbedder

@@ -137,7 +137,20 @@ func TestLoopbackSides(t *testing.T) {
 // TestMemorySide checks the in-memory server: what is written reads back
 // and lists, and the round trip measured on it is one request per stat.
 func TestMemorySide(t *testing.T) {
-	mnt, _, reqs := mountForTest(t, false, refGenerous)
+	for _, kind := range []refKind{refGenerous, refPlain} {
+		testMemorySide(t, kind)
+	}
+	fuseP50, nativeP50, per, err := roundTrip(filepath.Join(t.TempDir(), "rt"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per < 0.99 || per > 1.01 || fuseP50 <= 0 || nativeP50 <= 0 {
+		t.Errorf("round trip: p50 %v (native %v), %.3f requests per stat; want one each", fuseP50, nativeP50, per)
+	}
+}
+
+func testMemorySide(t *testing.T, kind refKind) {
+	mnt, _, reqs := mountForTest(t, false, kind)
 	if err := os.MkdirAll(filepath.Join(mnt, "d", "e"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +164,12 @@ func TestMemorySide(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].Name() != "e" || !es[0].IsDir() {
 		t.Errorf("listing d: %v, %v", es, err)
 	}
-	if got := reqs.snapshot(); got[opCreate] != 1 || got[opMkdir] != 2 {
+	got := reqs.snapshot()
+	if got[opCreate] != 1 || got[opMkdir] != 2 {
 		t.Errorf("requests %v: want 1 CREATE and 2 MKDIR", got)
+	}
+	if plain := got[opReaddirplus] == 0 && got[opReaddir] > 0; plain != (kind == refPlain) {
+		t.Errorf("kind %d: listing sent %v", kind, got)
 	}
 	// The kernel keeps the listing: a second one sends no READDIRPLUS.
 	c0 := reqs.snapshot()
@@ -163,11 +180,4 @@ func TestMemorySide(t *testing.T) {
 		t.Errorf("listing d again sent %v, want no READDIR(PLUS): the listing is kept", got)
 	}
 
-	fuseP50, nativeP50, per, err := roundTrip(filepath.Join(t.TempDir(), "rt"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if per < 0.99 || per > 1.01 || fuseP50 <= 0 || nativeP50 <= 0 {
-		t.Errorf("round trip: p50 %v (native %v), %.3f requests per stat; want one each", fuseP50, nativeP50, per)
-	}
 }
