@@ -44,10 +44,10 @@ func (ix *Index) Load(ctx context.Context, items []index.Item) error {
 			seen[it.File.Path] = true
 			ch.Paths = append(ch.Paths, it.File.Path)
 		}
-		// The lock of all paths (see pathLocks): no other write of a
-		// files row, which would take a path lock, runs meanwhile, and
-		// none waits for a row the load inserted while the load waits
-		// for one it inserted.
+		// The lock of all paths, exclusively (see pathLocks): no Put,
+		// Update or Rename, which could insert a row the load then
+		// waits for while waiting for one the load inserted, runs
+		// meanwhile.
 		b := &pgx.Batch{}
 		queuePathLocks(b, nil, true)
 		b.Queue(`SELECT path FROM files WHERE path = ANY($1) ORDER BY path LIMIT 1`, ch.Paths)

@@ -518,3 +518,24 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// testRefusedStatementNamesNoOutage: an error the server answers with (here
+// a path too long for the path index) says what the server said and does
+// not tell the user to check that the server is up, which it is.
+func testRefusedStatementNamesNoOutage(t *testing.T, pg *testserver.Postgres) {
+	s := openStore(t, freshDB(t, pg))
+	r := rand.New(rand.NewPCG(5, 5))
+	long := make([]byte, 12000)
+	for i := range long {
+		long[i] = byte('!' + r.IntN(90))
+	}
+	err := s.Put(context.Background(), contentItem("/"+string(long), 0, 1))
+	if err == nil {
+		t.Fatal("a Put of a 12000-byte path succeeded; the test needs a statement the server refuses")
+	}
+	msg := err.Error()
+	msg = msg[max(0, strings.Index(msg, "index store")):] // without the long path
+	if strings.Contains(msg, "check that the server") || !strings.Contains(msg, "SQLSTATE") {
+		t.Fatalf("error of a refused statement: %s; want the server's answer without a hint that it is down", msg)
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/semfs/semfs"
@@ -236,6 +237,13 @@ func (ix *Index) storeErr(op, path string, err error) error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && !strings.HasPrefix(pg.Code, "08") && !strings.HasPrefix(pg.Code, "57") {
+		// The server is up and refused the statement (a deadlock still
+		// there after writeAttempts, a row too large): no hint about
+		// its being down, which would send the user the wrong way.
+		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("index store (PostgreSQL at %s): %s", ix.dsn, scrub(err, ix.dsn))}
 	}
 	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("index store (PostgreSQL): %s; check that the server at %s is up", scrub(err, ix.dsn), ix.dsn)}
 }

@@ -65,6 +65,7 @@ func TestWithServer(t *testing.T) {
 		{"WipeAmongPuts", testWipeAmongPuts},
 		{"VectorBatchInAnyOrder", testVectorBatchInAnyOrder},
 		{"DeadlockIsRunAgain", testDeadlockIsRunAgain},
+		{"RefusedStatementNamesNoOutage", testRefusedStatementNamesNoOutage},
 		{"BulkChangesReachOtherDaemons", testBulkChangesReachOtherDaemons},
 		{"StoreSuiteOverDelayedLink", testStoreSuiteOverDelayedLink},
 		{"DelayedAndCutLink", testDelayedAndCutLink},

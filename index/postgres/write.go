@@ -519,7 +519,8 @@ func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree b
 
 // Rename implements index.Store. It takes the path locks (see pathLocks)
 // of both paths, and then locks, in path order, the rows it changes: those
-// at and below either path and those linking to a moved one. The rows
+// at and below either path and those linking to a moved one, and then, in
+// key order, the chunks of those at and below either path. The rows
 // below the old path (a directory's) move to paths it did not lock, so on
 // finding one it starts again holding the lock of all paths: a move onto
 // a path whose first row another daemon's Update or Put is building then
