@@ -255,7 +255,13 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	opath := -1
 	var before *fileStamp
 	if h.mode == ioPassthrough && h.rw != nil {
-		opath = h.t.mapped.prepare(h.fd)
+		if h.hasRo {
+			// The read-only descriptor of the same host file serves
+			// the watch as well as one opened for it would.
+			opath, h.hasRo = h.roFd, false
+		} else {
+			opath = h.t.mapped.prepare(h.fd)
+		}
 		if st, ok := stampOf(h.fd); ok {
 			before = &st
 		}
