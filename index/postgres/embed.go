@@ -123,17 +123,20 @@ func (ix *Index) SetEmbeddings(ctx context.Context, space string, rows []embeddi
 // writer of its rows and lets none start, rather than locking the rows one
 // by one in the order of the table's scan, in which another writer, which
 // locks them in path or key order (see pathLocks), may hold one the wipe
-// waits for while waiting for one the wipe holds.
+// waits for while waiting for one the wipe holds. The lock is taken in a
+// round trip of its own: the UPDATE, prepared in the same batch, would
+// hold the table's ROW EXCLUSIVE lock while waiting for the EXCLUSIVE one,
+// as another daemon's wipe could.
 func (ix *Index) WipeVectors(ctx context.Context, space string) error {
 	s, err := spaceOf(space)
 	if err != nil {
 		return err
 	}
 	return ix.write(ctx, "embed", "/", func(tx pgx.Tx) (*change, error) {
-		b := &pgx.Batch{}
-		b.Queue(`LOCK TABLE ` + s.Table + ` IN EXCLUSIVE MODE`)
-		b.Queue(`UPDATE ` + s.Table + ` SET ` + s.Vec + ` = NULL, ` + s.Fresh + ` = false`)
-		if err := execBatch(ctx, tx, b); err != nil {
+		if _, err := tx.Exec(ctx, `LOCK TABLE `+s.Table+` IN EXCLUSIVE MODE`); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+s.Table+` SET `+s.Vec+` = NULL, `+s.Fresh+` = false`); err != nil {
 			return nil, err
 		}
 		return &change{Reload: true}, nil

@@ -327,6 +327,41 @@ func testWipeAmongPuts(t *testing.T, pg *testserver.Postgres) {
 	noRerun(t, a, b)
 }
 
+// testWipesAtOnce: two daemons starting with a new model wipe the same
+// space at once, each on fresh connections. A wipe whose UPDATE was
+// prepared in its transaction before its table lock held ROW EXCLUSIVE
+// while it waited for EXCLUSIVE, as the other did: a deadlock. The table
+// lock now comes first, in a round trip of its own. Two rebuilds at once
+// (MarkAllPending) likewise.
+func testWipesAtOnce(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	if err := openStore(t, dsn).Put(ctx, contentItem("/w.md", 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 12 {
+		a, b := openStore(t, dsn), openStore(t, dsn)
+		space := []string{embedding.SpaceTags, embedding.SpaceContent, "rebuild"}[round%3]
+		run := func(s *Index) error {
+			if space == "rebuild" {
+				return s.MarkAllPending(ctx)
+			}
+			return s.WipeVectors(ctx, space)
+		}
+		var wg sync.WaitGroup
+		var errA, errB error
+		wg.Go(func() { errA = run(a) })
+		wg.Go(func() { errB = run(b) })
+		wg.Wait()
+		if errA != nil || errB != nil {
+			t.Fatalf("round %d: two of %s at once: %v; %v", round, space, errA, errB)
+		}
+		noRerun(t, a, b)
+		a.Close()
+		b.Close()
+	}
+}
+
 // testLoadAmongPuts: a Load of new files and a Put of the same files,
 // each listing them in the other's order, at once. Before Load took the
 // lock of all paths, each inserted rows the other then waited for. Now

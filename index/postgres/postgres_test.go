@@ -63,6 +63,7 @@ func TestWithServer(t *testing.T) {
 		{"RenameAmongVectorBatches", testRenameAmongVectorBatches},
 		{"RemoveAmongVectorBatches", testRemoveAmongVectorBatches},
 		{"WipeAmongPuts", testWipeAmongPuts},
+		{"WipesAtOnce", testWipesAtOnce},
 		{"VectorBatchInAnyOrder", testVectorBatchInAnyOrder},
 		{"DeadlockIsRunAgain", testDeadlockIsRunAgain},
 		{"RefusedStatementNamesNoOutage", testRefusedStatementNamesNoOutage},
