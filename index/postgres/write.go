@@ -319,7 +319,8 @@ var _ index.UpdatingStore = (*Index)(nil)
 // first use of a statement in the transaction, before the batch holding
 // it runs: Update's read of its rows then holds a lock on files before it
 // waits for its path locks. Only rebuildDerived and WipeVectors take a
-// strong table lock, and they hold no lock a writer waits for while they
+// strong table lock, before any statement naming a table is prepared in
+// their transaction, so they hold no lock a writer waits for while they
 // wait for theirs. A writer queued behind one of them while holding what
 // a writer it waits for needs is let go first by PostgreSQL's deadlock
 // check (after deadlock_timeout), which aborts none.
