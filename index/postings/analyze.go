@@ -311,7 +311,17 @@ func (a *Analyzer) count(pathTerms []string, body string, raw bool) uint32 {
 			i = end
 			var ids []int32
 			if end-start <= 8 {
-				ids = a.shortIDs(body, start, end-start)
+				var one int32
+				if one, ids = a.shortIDs(body, start, end-start); one >= 0 {
+					// A run of one word, nearly every run.
+					tf := &a.tf[one]
+					if *tf == (TF{}) {
+						a.seen = append(a.seen, one)
+					}
+					tf.Body++
+					n++
+					continue
+				}
 			} else {
 				ids = a.runIDs(body[start:end])
 			}
@@ -363,8 +373,10 @@ func (a *Analyzer) runIDs(run string) []int32 {
 
 // shortIDs is runIDs of body[start:start+n], a run of at most 8 bytes
 // (most words are), through a.short: the run's bytes, loaded as one
-// word, are its key, so a lookup hashes and compares one integer.
-func (a *Analyzer) shortIDs(body string, start, n int) []int32 {
+// word, are its key, so a lookup hashes and compares one integer. A run
+// of one word gives its number as one (and no ids), any other -1 and
+// its numbers.
+func (a *Analyzer) shortIDs(body string, start, n int) (one int32, ids []int32) {
 	var k uint64
 	if start+8 <= len(body) {
 		k = le64(body[start:])
@@ -373,11 +385,9 @@ func (a *Analyzer) shortIDs(body string, start, n int) []int32 {
 			k = k<<8 | uint64(body[start+i])
 		}
 	}
-	if n < 8 {
-		// A run holds no zero byte: the zero bytes above it tell its
-		// length, and no key is 0.
-		k &= 1<<(8*n) - 1
-	}
+	// A run holds no zero byte: the zero bytes above it tell its length,
+	// and no key is 0.
+	k &= shortMask[n]
 	c := &a.short
 	if c.slots == nil {
 		c.slots = make([]shortSlot, 4096)
@@ -386,24 +396,40 @@ func (a *Analyzer) shortIDs(body string, start, n int) []int32 {
 	for i := int(k*0x9e3779b97f4a7c15>>32) & mask; ; i = (i + 1) & mask {
 		sl := &c.slots[i]
 		if sl.key == k {
-			return c.ids[sl.off : sl.off+sl.n]
+			if sl.n == 1 {
+				return int32(sl.off), nil
+			}
+			return -1, c.ids[sl.off : sl.off+sl.n]
 		}
 		if sl.key != 0 {
 			continue
 		}
 		ids := a.runIDs(body[start : start+n])
 		if c.n >= maxRuns {
-			return ids
+			if len(ids) == 1 {
+				return ids[0], nil
+			}
+			return -1, ids
 		}
-		off := uint32(len(c.ids))
-		c.ids = append(c.ids, ids...)
-		*sl = shortSlot{key: k, off: off, n: uint32(len(ids))}
+		*sl = shortSlot{key: k, n: uint32(len(ids))}
+		if len(ids) == 1 {
+			sl.off = uint32(ids[0])
+		} else {
+			sl.off = uint32(len(c.ids))
+			c.ids = append(c.ids, ids...)
+		}
 		if c.n++; 2*c.n > len(c.slots) {
 			c.grow()
 		}
-		return c.ids[off : off+uint32(len(ids))]
+		if len(ids) == 1 {
+			return ids[0], nil
+		}
+		return -1, ids
 	}
 }
+
+// shortMask keeps the first n bytes of a word.
+var shortMask = [9]uint64{0, 1<<8 - 1, 1<<16 - 1, 1<<24 - 1, 1<<32 - 1, 1<<40 - 1, 1<<48 - 1, 1<<56 - 1, 1<<64 - 1}
 
 // shortRuns maps runs of at most 8 bytes, each packed into one word
 // (shortIDs), to term numbers: an open-addressing table, at most half
@@ -416,7 +442,7 @@ type shortRuns struct {
 
 type shortSlot struct {
 	key    uint64 // 0: empty
-	off, n uint32 // the numbers: ids[off:off+n]
+	off, n uint32 // the numbers: ids[off:off+n], or off itself when n is 1
 }
 
 func (c *shortRuns) clear() {
