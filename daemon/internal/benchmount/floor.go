@@ -18,6 +18,8 @@ package main
 //     file's attributes again on the second warm grep -r as well as the
 //     first (GETATTR 4101 against 2101 over three runs on 2000 files), and
 //     it excludes passthrough for created files.
+//   - no-open loopback: the generous one with plain READDIR: the requests
+//     semfs's open-free mode is sent (a LOOKUP and a READ per file read).
 //   - memory: a file system held in this process's memory (go-fuse's
 //     MemRegularFile under directories of our own) with the generous
 //     settings: the protocol's cost without any host file system below;
@@ -59,6 +61,7 @@ func mountFloor(t *table, dir string) {
 	}{
 		{"go-fuse loopback", refLoopback, true},
 		{"generous loopback", refGenerous, true},
+		{"no-open loopback", refPlain, true},
 		{"in-memory server", refGenerous, false},
 		{"in-memory READDIR", refPlain, false},
 	} {
