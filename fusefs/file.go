@@ -255,13 +255,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 	opath := -1
 	var before *fileStamp
 	if h.mode == ioPassthrough && h.rw != nil {
-		if h.hasRo {
-			// The read-only descriptor of the same host file serves
-			// the watch as well as one opened for it would.
-			opath, h.hasRo = h.roFd, false
-		} else {
-			opath = h.t.mapped.prepare(h.fd)
-		}
+		opath = h.t.mapped.prepare(h.fd)
 		if st, ok := stampOf(h.fd); ok {
 			before = &st
 		}

@@ -56,7 +56,7 @@ type watched struct {
 	ino   uint64
 	path  string // where the file was when watched; the table's if it still numbers it
 	wd    int32
-	opath int // a descriptor of the host file (O_PATH or read-only), to watch it again
+	opath int // O_PATH descriptor of the host file, to watch it again
 	added time.Time
 	stat  fileStamp // the file when watched
 	// settling: watched at a release, whose handle's backing file the
@@ -112,10 +112,8 @@ func (m *mapWatch) start() {
 }
 
 // prepare returns an O_PATH descriptor of the host file open at fd (or -1),
-// for add, where the handle has no read-only descriptor of it to give
-// (handle.readOnlyFd). It is taken before the handle's file is closed, and
-// the watch added after, so that the tree's own close is not taken for a
-// mapping's.
+// for add. It is taken before the handle's file is closed, and the watch
+// added after, so that the tree's own close is not taken for a mapping's.
 func (m *mapWatch) prepare(fd int) int {
 	opath, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -124,8 +122,8 @@ func (m *mapWatch) prepare(fd int) int {
 	return opath
 }
 
-// add watches the file held by opath (from prepare or the handle's
-// read-only descriptor; closed by add when it is not kept). When before is given — the file as it was before the tree
+// add watches the file held by opath (from prepare, closed by add when it
+// is not kept). When before is given — the file as it was before the tree
 // closed the handle that left it watched — and the file changed since, it
 // is re-read once: a mapping written and unmapped between the tree's
 // re-read at Close and the watch closed its backing file unwatched.
