@@ -259,6 +259,24 @@ type UpdatingStore interface {
 	Update(ctx context.Context, paths []string, build func(stored map[string]File) ([]Item, error)) error
 }
 
+// RemovingStore is a Store that decides which rows to remove on the rows
+// as they stand in the write transaction that removes them, ordered with
+// the writes of every process using the store. A removal decided on rows
+// read earlier (Reconcile's of files it no longer found, a retried
+// removal's of the rows a failed one left) then cannot remove a row
+// another process wrote at that path in between: its tags and groups
+// would be lost, and a file restricted to a group would come back public.
+type RemovingStore interface {
+	Store
+	// RemoveIf reads the rows of paths that exist, in the store's write
+	// order, and calls gone with them; the rows of the paths gone returns
+	// (each that row alone, never a subtree below it) are removed as
+	// Remove removes them, in the same transaction. An error from gone
+	// ends the transaction without a write and is returned. gone may be
+	// called more than once (a store may try the transaction again).
+	RemoveIf(ctx context.Context, paths []string, gone func(stored map[string]File) ([]string, error)) error
+}
+
 // Cursor is a position in the changes of a [PeerStore]; the zero Cursor
 // is before every change.
 type Cursor int64
