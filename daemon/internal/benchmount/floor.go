@@ -129,7 +129,11 @@ func mountRef(mnt, backing string, kind refKind, reqs *counter) (func(), error) 
 		if err := syscall.Stat(backing, &st); err != nil {
 			return nil, err
 		}
-		root = &keptNode{LoopbackNode: &gofs.LoopbackNode{RootData: &gofs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}}}
+		// gofs.NewLoopbackRoot, but with its root node wrapped as well
+		// as the nodes the root makes (keptNode.WrapChild).
+		lr := &gofs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}
+		lr.RootNode = &keptNode{LoopbackNode: &gofs.LoopbackNode{RootData: lr}}
+		root = lr.RootNode
 	} else {
 		root = &memDir{}
 	}
