@@ -876,13 +876,9 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		id   int64
-		path string
-	}
-	var gone []row
+	var gone []pathRow
 	for rows.Next() {
-		var r row
+		var r pathRow
 		if err := rows.Scan(&r.id, &r.path); err != nil {
 			rows.Close()
 			return nil, err
@@ -895,6 +891,19 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	return ix.dropRowsTx(ctx, tx, gone, p)
+}
+
+// pathRow names a files row.
+type pathRow struct {
+	id   int64
+	path string
+}
+
+// dropRowsTx deletes the rows gone with their chunks and links,
+// tombstoning their postings through p; the memOp it returns drops them
+// from the tag index and the vectors.
+func (ix *Index) dropRowsTx(ctx context.Context, tx *sql.Tx, gone []pathRow, p *postingsTx) ([]memOp, error) {
 	var paths []string
 	for _, r := range gone {
 		if _, err := ix.dropChunksTx(ctx, tx, r.path, p); err != nil {
@@ -927,6 +936,52 @@ func (ix *Index) removeTx(ctx context.Context, tx *sql.Tx, path string, subtree 
 			return i >= 0 && set[k[:i]]
 		})
 	}}, nil
+}
+
+var _ index.RemovingStore = (*Index)(nil)
+
+// RemoveIf implements index.RemovingStore. The rows of paths are read in
+// the write transaction (BEGIN IMMEDIATE, which the writers of every
+// process take in turn, as Update's), so gone decides on them as every
+// process's committed writes left them, and the rows it returns are
+// removed in that transaction, as Remove removes a path without its
+// subtree. gone is called once. A path gone returns that is not among
+// paths is an error (gone decided on a row it was not shown); one among
+// them without a row is skipped.
+func (ix *Index) RemoveIf(ctx context.Context, paths []string, gone func(stored map[string]index.File) ([]string, error)) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var goneErr error // returned as it is: storeErr would hide it from errors.Is
+	err := ix.writePostings(ctx, "remove", paths[0], func(tx *sql.Tx, p *postingsTx) ([]memOp, error) {
+		stored, rows, err := readRows(ctx, tx, paths)
+		if err != nil {
+			return nil, err
+		}
+		drop, err := gone(stored)
+		if err != nil {
+			goneErr = err
+			return nil, err
+		}
+		var rm []pathRow
+		done := make(map[string]bool, len(drop))
+		for _, q := range drop {
+			r, ok := rows[q]
+			if !ok {
+				goneErr = semfs.PathErr("remove", q, semfs.ErrInvalid, "RemoveIf: gone named a path whose row it was not given")
+				return nil, goneErr
+			}
+			if r.id != 0 && !done[q] {
+				done[q] = true
+				rm = append(rm, pathRow{id: r.id, path: q})
+			}
+		}
+		return ix.dropRowsTx(ctx, tx, rm, p)
+	})
+	if goneErr != nil {
+		return goneErr
+	}
+	return err
 }
 
 // Rename implements index.Store.
