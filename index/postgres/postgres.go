@@ -88,6 +88,9 @@ type Index struct {
 	// testHookCommitted, when a test sets it, runs in write after the
 	// commit, before the write is applied to memory.
 	testHookCommitted atomic.Pointer[func(gen int64)]
+	// testHookRangeRead, when a test sets it, runs in lockRows between
+	// the read of a range's rows and their path locks.
+	testHookRangeRead atomic.Pointer[func()]
 	vecs              map[string]*index.Vectors
 
 	tmu  sync.RWMutex

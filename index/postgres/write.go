@@ -293,19 +293,31 @@ var _ index.UpdatingStore = (*Index)(nil)
 // rows of files in path order (one statement, ORDER BY path FOR UPDATE, or
 // a Put's items sorted by path), then rows of chunks in key order (one
 // statement, ORDER BY key FOR UPDATE, over all the files the write
-// changes: putAll, removeTx, rename), then the semfs_gen row (in write).
-// No advisory lock is taken after a row lock. The chunks, grep and links
-// rows of a file are written only by a writer holding its files row, by
-// the embedding writes and by rebuildDerived.
+// changes: putAll, deleteRows, rename), then the semfs_gen row (in write).
+// No advisory lock is taken after a row lock.
 //
-//   - Put, Update and Rename take allPathsLock shared and their path
-//     locks, or allPathsLock alone, exclusively; Load takes it exclusively.
-//   - Remove takes no advisory lock (it creates no row) and locks the rows
-//     it deletes in path order, then their chunks in key order.
+// A writer of files rows (but for the embedding writes and rebuildDerived,
+// below) holds the path locks of every row it locks, or allPathsLock
+// exclusively, before it locks the row, so no other writer moves the row
+// meanwhile. A statement locking the rows of a range
+// (WHERE path >= …) without them would lock, under READ COMMITTED, the
+// newest version of a row a Rename moved after the statement's snapshot,
+// at its old place in the statement's path order, and so out of path
+// order. A writer of a range therefore reads its rows' paths first without
+// a lock, takes their path locks, and locks the rows at those paths
+// (lockRows). The chunks, grep and links rows of a file are written only
+// by a writer holding its files row, by the embedding writes and by
+// rebuildDerived.
+//
+//   - Put, Update and a file's Remove take allPathsLock shared
+//     and the path locks of their paths; a subtree's Remove and Rename
+//     take those of the rows they read first (lockRows), or allPathsLock
+//     alone, exclusively; Load takes it exclusively.
 //   - The embedding writes take no advisory lock: SetEmbeddings updates its
 //     rows in key order (path order for files rows), whatever order they
-//     are given in; WipeVectors takes its table's EXCLUSIVE lock before
-//     updating every row of it.
+//     are given in, one row per statement, so a moved row is not locked;
+//     WipeVectors takes its table's EXCLUSIVE lock before updating every
+//     row of it.
 //   - rebuildDerived takes 74232 (one rebuild at a time) and then the files
 //     table's ACCESS EXCLUSIVE lock, before it drops the derived tables
 //     and updates every files row, and no path lock (a writer may hold a
@@ -318,12 +330,15 @@ var _ index.UpdatingStore = (*Index)(nil)
 // runs, and also when pgx prepares it, which it does for a connection's
 // first use of a statement in the transaction, before the batch holding
 // it runs: Update's read of its rows then holds a lock on files before it
-// waits for its path locks. Only rebuildDerived and WipeVectors take a
-// strong table lock, before any statement naming a table is prepared in
-// their transaction, so they hold no lock a writer waits for while they
-// wait for theirs. A writer queued behind one of them while holding what
-// a writer it waits for needs is let go first by PostgreSQL's deadlock
-// check (after deadlock_timeout), which aborts none.
+// waits for its path locks, as does the read lockRows makes first. A
+// strong table lock (rebuildDerived's, WipeVectors') is the first
+// statement of its transaction that names a table, sent in a round trip
+// of its own (after rebuildDerived's 74232, which only a rebuild takes),
+// so that no statement prepared with it holds a weak lock on the table
+// meanwhile: it holds no lock a writer waits for while it waits for its
+// own. A writer queued behind one of them while holding what a writer it
+// waits for needs is let go first by PostgreSQL's deadlock check (after
+// deadlock_timeout), which aborts none.
 const (
 	pathLocks    = 74233 // class of the (class, hash) locks; 74231 and 74232 are single-key locks
 	allPathsLock = 74234
@@ -360,9 +375,8 @@ func pathKeys(paths []string) []int32 {
 // Update implements index.UpdatingStore: the paths are locked (see
 // pathLocks) and their rows read with FOR UPDATE in the transaction that
 // writes build's items, so a write of one of them by another daemon (or
-// this one) through Update, Put or Rename commits before the read or
-// waits for this transaction, whether or not the row exists yet. Remove
-// takes no path lock: it creates no row, and waits where the row exists.
+// this one) through Update, Put, Rename or Remove commits before the
+// read or waits for this transaction, whether or not the row exists yet.
 // build's items name paths among paths; others would be written without
 // their locks.
 func (ix *Index) Update(ctx context.Context, paths []string, build func(stored map[string]index.File) ([]index.Item, error)) error {
@@ -478,10 +492,31 @@ func putContent(ctx context.Context, tx pgx.Tx, it index.Item, id int64, kept ma
 	return nil
 }
 
-// Remove implements index.Store.
+// Remove implements index.Store. It follows the lock order (see
+// pathLocks): it takes the path locks of the rows it removes before it
+// locks them, which for a subtree means reading their paths first (see
+// lockRows).
 func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
+	known, cond, args := []string{path}, "", []any(nil)
+	if subtree {
+		known = nil
+		cond, args = below("path", path, 1)
+	}
+	widen := false
+	err := ix.remove(ctx, path, known, cond, args, false, &widen)
+	if widen {
+		err = ix.remove(ctx, path, known, cond, args, true, &widen)
+	}
+	return err
+}
+
+func (ix *Index) remove(ctx context.Context, path string, known []string, cond string, args []any, all bool, widen *bool) error {
 	return ix.write(ctx, "remove", path, func(tx pgx.Tx) (*change, error) {
-		paths, err := ix.removeTx(ctx, tx, path, subtree)
+		locked, err := ix.lockRows(ctx, tx, all, known, cond, args, nil, widen)
+		if err != nil || len(locked) == 0 {
+			return nil, err
+		}
+		paths, err := deleteRows(ctx, tx, locked)
 		if err != nil || len(paths) == 0 {
 			return nil, err
 		}
@@ -489,89 +524,148 @@ func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
 	})
 }
 
-// removeTx drops the rows at path (and below it with subtree) and returns
-// their paths.
-func (ix *Index) removeTx(ctx context.Context, tx pgx.Tx, path string, subtree bool) ([]string, error) {
-	cond, args := "path = $1", []any{path}
-	if subtree {
-		cond, args = below("path", path, 1)
+// errWiden rolls back a write that found, holding the path locks of the
+// rows it read first, rows at other paths (see lockRows): it is run again
+// holding the lock of all paths.
+var errWiden = errors.New("rows changed between the read and the locks")
+
+// lockRows takes the advisory locks of a write (see pathLocks) and then
+// locks, in path order, the files rows it changes: those at the paths
+// known and those cond (with args; empty: none) finds, a condition every
+// row at a path of known meets. A range's rows are read once without a
+// lock, so that their path locks are taken before their rows, as every
+// writer takes them: a row another write moved into or within the range
+// meanwhile would otherwise be locked as its newest version, which may
+// sort elsewhere (FOR UPDATE follows a committed update under READ
+// COMMITTED), out of path order. A write of many rows (manyPaths), one
+// for which wide reports one of the rows read (a directory's Rename),
+// and a write with all take the lock of all paths instead, which every
+// other such write holds shared, and lock the range's rows as they stand.
+// If, holding the path locks, the range holds a row at a path not read
+// first (written or moved there meanwhile), lockRows sets *widen and
+// returns errWiden: the transaction rolls back and runs again with all.
+// It returns the paths of the rows locked, sorted.
+func (ix *Index) lockRows(ctx context.Context, tx pgx.Tx, all bool, known []string, cond string, args []any, wide func(string) bool, widen *bool) ([]string, error) {
+	*widen = false
+	paths := slices.Clone(known)
+	if !all && cond != "" {
+		rows, err := tx.Query(ctx, `SELECT path FROM files WHERE `+cond, args...)
+		if err != nil {
+			return nil, err
+		}
+		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, found...)
+		all = len(paths) > manyPaths || wide != nil && slices.ContainsFunc(found, wide)
+		if h := ix.testHookRangeRead.Load(); h != nil {
+			(*h)()
+		}
 	}
-	// Rows locked in path order, as every writer locks them.
-	rows, err := tx.Query(ctx, `DELETE FROM files WHERE path IN (SELECT path FROM files WHERE `+cond+` ORDER BY path FOR UPDATE) RETURNING path`, args...)
-	if err != nil {
-		return nil, err
+	b := &pgx.Batch{}
+	if all {
+		queuePathLocks(b, nil, true)
+		b.Queue(`SELECT path FROM files WHERE `+cond+` ORDER BY path FOR UPDATE`, args...)
+		return lockedRows(ctx, tx, b, b.Len()-1, pgx.RowTo[string])
 	}
-	paths, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	// Their chunks locked in key order, as every writer locks them.
-	if _, err := tx.Exec(ctx, `DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE)`, paths); err != nil {
+	queuePathLocks(b, paths, false)
+	b.Queue(`SELECT path FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, paths)
+	locked, err := lockedRows(ctx, tx, b, b.Len()-1, pgx.RowTo[string])
+	if err != nil || cond == "" {
+		return locked, err
+	}
+	rows, err := tx.Query(ctx, `SELECT path FROM files WHERE `+cond, args...)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE src = ANY($1)`, paths); err != nil {
+	now, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, err
 	}
-	return paths, nil
+	for _, p := range now {
+		if _, ok := slices.BinarySearch(paths, p); !ok || wide != nil && wide(p) {
+			*widen = true
+			return nil, errWiden
+		}
+	}
+	return locked, nil
 }
 
-// Rename implements index.Store. It takes the path locks (see pathLocks)
-// of both paths, and then locks, in path order, the rows it changes: those
-// at and below either path and those linking to a moved one, and then, in
-// key order, the chunks of those at and below either path. The rows
-// below the old path (a directory's) move to paths it did not lock, so on
-// finding one it starts again holding the lock of all paths: a move onto
-// a path whose first row another daemon's Update or Put is building then
-// waits for that write's commit and replaces its row, instead of being
-// overwritten by it (the moved file's groups lost, the file public).
+// deleteRows deletes the files rows at paths, which the transaction
+// holds the path locks of, with their chunks and links, locking the rows
+// in path order and then the chunks in key order (see pathLocks), and
+// returns the paths of the rows it deleted.
+func deleteRows(ctx context.Context, tx pgx.Tx, paths []string) ([]string, error) {
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM files WHERE path IN (SELECT path FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE) RETURNING path`, paths)
+	b.Queue(`DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE)`, paths)
+	b.Queue(`DELETE FROM links WHERE src = ANY($1)`, paths)
+	return lockedRows(ctx, tx, b, 0, pgx.RowTo[string])
+}
+
+// Rename implements index.Store. It locks, following the lock order (see
+// lockRows), the rows it changes: those at and below either path and
+// those linking to a moved one, and then, in key order, their chunks. A
+// file's Rename takes the path locks of both paths and of the rows it
+// found linking to the old one; a directory's (rows found below either
+// path) takes the lock of all paths, since its rows move to paths not
+// known before they are read: a move onto a path whose first row another
+// daemon's Update or Put is building then waits for that write's commit
+// and replaces its row, instead of being overwritten by it (the moved
+// file's groups lost, the file public).
 func (ix *Index) Rename(ctx context.Context, oldpath, newpath string) error {
 	if oldpath == newpath {
 		return nil
 	}
-	subtree := false
-	err := ix.rename(ctx, oldpath, newpath, false, &subtree)
-	if subtree {
-		err = ix.rename(ctx, oldpath, newpath, true, &subtree)
+	widen := false
+	err := ix.rename(ctx, oldpath, newpath, false, &widen)
+	if widen {
+		err = ix.rename(ctx, oldpath, newpath, true, &widen)
 	}
 	return err
 }
 
-// errSubtree rolls back a Rename that found rows below its old path
-// without holding the lock of all paths.
-var errSubtree = errors.New("rename of a subtree")
-
-func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, subtree *bool) error {
-	*subtree = false
+func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, widen *bool) error {
 	return ix.write(ctx, "rename", oldpath, func(tx pgx.Tx) (*change, error) {
-		b := &pgx.Batch{}
-		queuePathLocks(b, []string{oldpath, newpath}, all)
 		ocond, oargs := below("path", oldpath, 1)
 		ncond, nargs := below("path", newpath, 1+len(oargs))
 		lcond, _ := below("dst", oldpath, 1)
-		b.Queue(`SELECT path FROM files WHERE `+ocond+` OR `+ncond+` OR path IN (SELECT src FROM links WHERE `+lcond+`)
-			ORDER BY path FOR UPDATE`, append(oargs, nargs...)...)
+		cond := ocond + ` OR ` + ncond + ` OR path IN (SELECT src FROM links WHERE ` + lcond + `)`
+		wide := func(p string) bool {
+			return p != oldpath && semfs.HasPrefix(p, oldpath) || p != newpath && semfs.HasPrefix(p, newpath)
+		}
+		lockedPaths, err := ix.lockRows(ctx, tx, all, []string{oldpath, newpath}, cond, append(oargs, nargs...), wide, widen)
+		if err != nil {
+			return nil, err
+		}
 		// Then the chunks of the rows it moves or replaces, in key order,
 		// in one statement: the ones it deletes and the ones it moves
 		// together, as every writer of chunks locks them.
-		b.Queue(`SELECT 1 FROM chunks WHERE `+ocond+` OR `+ncond+` ORDER BY key FOR UPDATE`, append(oargs, nargs...)...)
-		lockedPaths, err := lockedRows(ctx, tx, b, b.Len()-2, pgx.RowTo[string])
-		if err != nil {
-			return nil, err
-		}
 		locked := make(map[string]bool, len(lockedPaths))
+		var changed, replacedRows []string
 		for _, p := range lockedPaths {
 			locked[p] = true
-			if !all && p != oldpath && semfs.HasPrefix(p, oldpath) {
-				*subtree = true
-				return nil, errSubtree
+			if semfs.HasPrefix(p, newpath) {
+				replacedRows = append(replacedRows, p)
+			}
+			if semfs.HasPrefix(p, oldpath) || semfs.HasPrefix(p, newpath) {
+				changed = append(changed, p)
 			}
 		}
-		replaced, err := ix.removeTx(ctx, tx, newpath, true)
-		if err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE`, changed); err != nil {
 			return nil, err
+		}
+		var replaced []string
+		if len(replacedRows) > 0 {
+			if replaced, err = deleteRows(ctx, tx, replacedRows); err != nil {
+				return nil, err
+			}
 		}
 		rows, err := tx.Query(ctx, `SELECT `+fileCols+` FROM files WHERE `+ocond+` ORDER BY path`, oargs...)
 		if err != nil {
