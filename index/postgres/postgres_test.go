@@ -61,6 +61,7 @@ func TestWithServer(t *testing.T) {
 		{"RemoveOfRenamedRowsKeepsLockOrder", testRemoveOfRenamedRowsKeepsLockOrder},
 		{"RemoveTakesRowsMovedIntoIt", testRemoveTakesRowsMovedIntoIt},
 		{"RenameRewritesLinksOfSourceMovedMeanwhile", testRenameRewritesLinksOfSourceMovedMeanwhile},
+		{"RemoveIf", testRemoveIf},
 		{"RebuildAmongWriters", testRebuildAmongWriters},
 		{"ChunkRowsInKeyOrder", testChunkRowsInKeyOrder},
 		{"LoadAmongPuts", testLoadAmongPuts},

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/internal/testserver"
 )
@@ -177,6 +179,119 @@ func testRenameRewritesLinksOfSourceMovedMeanwhile(t *testing.T, pg *testserver.
 	}
 	if _, err := a.File(ctx, "/y.md"); err != nil {
 		t.Errorf("/y.md after the rename: %v", err)
+	}
+	noRerun(t, a, b)
+}
+
+// testRemoveIf: RemoveIf shows gone the rows as another daemon committed
+// them, removes only the rows gone returns (each alone), and writes
+// nothing when gone fails or names a path it was not shown; a write of
+// another daemon while gone decides waits and is kept.
+func testRemoveIf(t *testing.T, pg *testserver.Postgres) {
+	dsn := freshDB(t, pg)
+	ctx := context.Background()
+	a, b := openStore(t, dsn), openStore(t, dsn)
+	if err := a.Put(ctx, contentItem("/a.md", 0, 2), contentItem("/b.md", 0, 2), contentItem("/c.md", 0, 2),
+		contentItem("/d.md", 0, 2), contentItem("/a.md/below.md", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// a's caller read /b.md earlier; b rewrites it since, restricted.
+	earlier, err := a.File(ctx, "/b.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := contentItem("/b.md", 1, 2)
+	rewritten.File.Groups = []string{"finance"}
+	if err := b.Put(ctx, rewritten); err != nil {
+		t.Fatal(err)
+	}
+
+	var shown map[string]index.File
+	late := make(chan error, 1)
+	err = a.RemoveIf(ctx, []string{"/d.md", "/a.md", "/b.md", "/c.md", "/none.md", "/a.md"}, func(stored map[string]index.File) ([]string, error) {
+		shown = stored
+		go func() { late <- b.Put(ctx, contentItem("/d.md", 2, 1)) }()
+		select {
+		case err := <-late:
+			t.Errorf("b's Put of /d.md committed (%v) while a's RemoveIf decided on its row", err)
+			late <- err
+		case <-time.After(300 * time.Millisecond):
+		}
+		// As a caller that keeps a row written since it read it.
+		var gone []string
+		for p, f := range stored {
+			if p == "/b.md" && f.Task != earlier.Task {
+				continue
+			}
+			if p != "/c.md" {
+				gone = append(gone, p)
+			}
+		}
+		return append(gone, "/none.md"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-late; err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for p := range shown {
+		keys = append(keys, p)
+	}
+	slices.Sort(keys)
+	if !slices.Equal(keys, []string{"/a.md", "/b.md", "/c.md", "/d.md"}) {
+		t.Errorf("gone was shown %v, want the rows of /a.md /b.md /c.md /d.md", keys)
+	}
+	if f := shown["/b.md"]; f.Task != "v1" || !slices.Equal(f.Groups, []string{"finance"}) {
+		t.Errorf("gone was shown /b.md as task %q groups %v, want b's rewrite (v1, [finance])", f.Task, f.Groups)
+	}
+	if got := rowPaths(t, a, "/"); !slices.Equal(got, []string{"/a.md/below.md", "/b.md", "/c.md", "/d.md"}) {
+		t.Errorf("rows after RemoveIf: %v, want /a.md/below.md /b.md /c.md /d.md", got)
+	}
+	if f, err := b.File(ctx, "/d.md"); err != nil || f.Task != "v2" {
+		t.Errorf("/d.md after RemoveIf: task %q (%v), want b's later Put (v2)", f.Task, err)
+	}
+	var n int
+	if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE path = '/a.md'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("chunks of /a.md after RemoveIf: %d (%v), want none", n, err)
+	}
+	// Both daemons' memory dropped /a.md alone, not the row below it.
+	for name, s := range map[string]*Index{"remover": a, "other": b} {
+		s.refresh(ctx)
+		s.tmu.RLock()
+		_, removed := s.tags["/a.md"]
+		_, below := s.tags["/a.md/below.md"]
+		_, kept := s.tags["/b.md"]
+		s.tmu.RUnlock()
+		if removed || !below || !kept {
+			t.Errorf("%s daemon's tag table: /a.md %v, /a.md/below.md %v, /b.md %v; want false, true, true", name, removed, below, kept)
+		}
+	}
+
+	// An error from gone is returned and writes nothing.
+	refused := errors.New("refused")
+	err = a.RemoveIf(ctx, []string{"/c.md"}, func(map[string]index.File) ([]string, error) {
+		return []string{"/c.md"}, refused
+	})
+	if !errors.Is(err, refused) {
+		t.Errorf("RemoveIf whose gone failed = %v, want gone's error", err)
+	}
+	// A path gone was not shown is refused, and nothing is written.
+	err = a.RemoveIf(ctx, []string{"/c.md"}, func(map[string]index.File) ([]string, error) {
+		return []string{"/c.md", "/b.md"}, nil
+	})
+	if !errors.Is(err, semfs.ErrInvalid) {
+		t.Errorf("RemoveIf whose gone named a path it was not shown = %v, want ErrInvalid", err)
+	}
+	if got := rowPaths(t, a, "/"); !slices.Equal(got, []string{"/a.md/below.md", "/b.md", "/c.md", "/d.md"}) {
+		t.Errorf("rows after the refused RemoveIfs: %v, want /a.md/below.md /b.md /c.md /d.md", got)
+	}
+	if err := a.RemoveIf(ctx, nil, func(map[string]index.File) ([]string, error) {
+		t.Error("gone called for no paths")
+		return nil, nil
+	}); err != nil {
+		t.Errorf("RemoveIf of no paths: %v", err)
 	}
 	noRerun(t, a, b)
 }

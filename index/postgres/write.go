@@ -309,7 +309,7 @@ var _ index.UpdatingStore = (*Index)(nil)
 // by a writer holding its files row, by the embedding writes and by
 // rebuildDerived.
 //
-//   - Put, Update and a file's Remove take allPathsLock shared
+//   - Put, Update, RemoveIf and a file's Remove take allPathsLock shared
 //     and the path locks of their paths; a subtree's Remove and Rename
 //     take those of the rows they read first (lockRows), or allPathsLock
 //     alone, exclusively; Load takes it exclusively.
@@ -607,6 +607,70 @@ func deleteRows(ctx context.Context, tx pgx.Tx, paths []string) ([]string, error
 	b.Queue(`DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE)`, paths)
 	b.Queue(`DELETE FROM links WHERE src = ANY($1)`, paths)
 	return lockedRows(ctx, tx, b, 0, pgx.RowTo[string])
+}
+
+var _ index.RemovingStore = (*Index)(nil)
+
+// RemoveIf implements index.RemovingStore. It takes the path locks of
+// paths and reads their rows FOR UPDATE in path order, as Update does, so
+// gone decides on the rows as the writes of every daemon committed them,
+// and a write of one of them (or of a path without a row) by another
+// daemon waits for this transaction. The rows gone returns are removed
+// alone, as Remove removes a path without its subtree; the change names
+// them as reloaded paths rather than removed ones, which other daemons
+// would drop from memory with every row below them. A path gone returns
+// that is not among paths is refused (its row was not read, nor its path
+// locked); one among them without a row is skipped.
+func (ix *Index) RemoveIf(ctx context.Context, paths []string, gone func(stored map[string]index.File) ([]string, error)) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	var goneErr error // returned as it is, for errors.Is, which storeErr's wrapping would hide
+	err := ix.write(ctx, "remove", paths[0], func(tx pgx.Tx) (*change, error) {
+		goneErr = nil
+		b := &pgx.Batch{}
+		queuePathLocks(b, sorted, false)
+		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
+		files, err := lockedRows(ctx, tx, b, b.Len()-1, scanFileRow)
+		if err != nil {
+			return nil, err
+		}
+		stored := make(map[string]index.File, len(files))
+		for _, f := range files {
+			stored[f.Path] = f
+		}
+		drop, err := gone(stored)
+		if err != nil {
+			goneErr = err
+			return nil, err
+		}
+		var rm []string
+		for _, p := range drop {
+			if _, ok := slices.BinarySearch(sorted, p); !ok {
+				goneErr = semfs.PathErr("remove", p, semfs.ErrInvalid, "the removal was decided without reading this path's row")
+				return nil, goneErr
+			}
+			if _, ok := stored[p]; ok {
+				rm = append(rm, p)
+			}
+		}
+		if len(rm) == 0 {
+			return nil, nil
+		}
+		slices.Sort(rm)
+		removed, err := deleteRows(ctx, tx, slices.Compact(rm))
+		if err != nil || len(removed) == 0 {
+			return nil, err
+		}
+		return &change{Paths: removed}, nil
+	})
+	if goneErr != nil {
+		return goneErr
+	}
+	return err
 }
 
 // Rename implements index.Store. It locks, following the lock order (see
