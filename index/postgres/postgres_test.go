@@ -62,6 +62,7 @@ func TestWithServer(t *testing.T) {
 		{"RemoveTakesRowsMovedIntoIt", testRemoveTakesRowsMovedIntoIt},
 		{"RenameRewritesLinksOfSourceMovedMeanwhile", testRenameRewritesLinksOfSourceMovedMeanwhile},
 		{"RemoveIf", testRemoveIf},
+		{"RemoveIfSeesOtherWriters", testRemoveIfSeesOtherWriters},
 		{"RebuildAmongWriters", testRebuildAmongWriters},
 		{"ChunkRowsInKeyOrder", testChunkRowsInKeyOrder},
 		{"LoadAmongPuts", testLoadAmongPuts},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/indextest"
 	"github.com/semfs/semfs/internal/testserver"
 )
 
@@ -294,4 +295,13 @@ func testRemoveIf(t *testing.T, pg *testserver.Postgres) {
 		t.Errorf("RemoveIf of no paths: %v", err)
 	}
 	noRerun(t, a, b)
+}
+
+// testRemoveIfSeesOtherWriters runs the stores' shared check of RemoveIf
+// with two daemons on one database.
+func testRemoveIfSeesOtherWriters(t *testing.T, pg *testserver.Postgres) {
+	indextest.RemoveIfSeesOtherWriters(t, func(t *testing.T) func() index.Store {
+		dsn := freshDB(t, pg)
+		return func() index.Store { return openStore(t, dsn) }
+	})
 }
