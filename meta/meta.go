@@ -815,13 +815,16 @@ func (f *FS) clearUnremoved(ctx context.Context, paths ...string) error {
 // below r.root meanwhile is not among them), and brings the restrictions
 // there in step with the store: those of the removed rows go, the
 // others are as the store holds them (another process may have set them,
-// and this one's poller not applied them yet). The caller holds f.mu.
+// and this one's poller not applied them yet). Over an
+// index.RemovingStore a row goes only if it is still, in the transaction
+// that removes it, the row found to be a removed file's: another process
+// may write a file at that very path in between. The caller holds f.mu.
 func (f *FS) clearRemoval(ctx context.Context, r *removal) error {
-	var gone []string
+	gone := map[string]semfs.Meta{}
 	var live []semfs.Meta
 	err := f.store.WalkFiles(ctx, r.root, func(row index.File) error {
 		if f.removed(ctx, r, row.Meta) {
-			gone = append(gone, row.Path)
+			gone[row.Path] = row.Meta
 		} else {
 			live = append(live, row.Meta)
 		}
@@ -833,15 +836,48 @@ func (f *FS) clearRemoval(ctx context.Context, r *removal) error {
 	for _, m := range live {
 		f.vis.set(m.Path, m.Tags)
 	}
-	var done []string
-	for _, p := range gone {
-		if err = f.store.Remove(ctx, p, false); err != nil {
-			break
+	paths := slices.Sorted(maps.Keys(gone))
+	rs, ok := f.store.(index.RemovingStore)
+	if !ok {
+		var done []string
+		for _, p := range paths {
+			if err = f.store.Remove(ctx, p, false); err != nil {
+				break
+			}
+			done = append(done, p)
 		}
-		done = append(done, p)
+		f.vis.dropEach(done)
+		return err
 	}
-	f.vis.dropEach(done)
-	return err
+	// The rows were found to be removed files' by f.removed, the base
+	// asked outside the transaction (when r.rows is nil): a row still
+	// the same in it is one no file was saved at since (a save changes
+	// the row), and the others are left as their writers made them.
+	var removed, missing []string
+	var kept []semfs.Meta
+	err = rs.RemoveIf(ctx, paths, func(stored map[string]index.File) ([]string, error) {
+		removed, missing, kept = removed[:0], missing[:0], kept[:0]
+		for _, p := range paths {
+			s, ok := stored[p]
+			switch {
+			case !ok:
+				missing = append(missing, p) // removed meanwhile
+			case sameRow(gone[p], s.Meta):
+				removed = append(removed, p)
+			default:
+				kept = append(kept, s.Meta)
+			}
+		}
+		return removed, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range kept {
+		f.vis.set(m.Path, m.Tags)
+	}
+	f.vis.dropEach(append(removed, missing...))
+	return nil
 }
 
 // RemoveAll implements semfs.RemoveAllFS.

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"io/fs"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/semfs/semfs"
@@ -118,14 +120,9 @@ func (f *FS) Reconcile(ctx context.Context, opts ReconcileOptions) (ReconcileRep
 	}
 	// removeGone drops the rows whose files the walk did not find.
 	removeGone := func() error {
-		for p := range rows {
-			if err := f.store.Remove(ctx, p, false); err != nil {
-				return err
-			}
-			f.vis.drop(p)
-			rep.Removed++
-		}
-		return nil
+		n, err := f.removeGone(ctx, rows)
+		rep.Removed += n
+		return err
 	}
 	// With Progress, the walk ends before the first read, so that the
 	// total is known. Without, the workers read the files the walk
@@ -461,4 +458,68 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, update func(co
 		f.tickets.committed(a.path, a.ticket)
 	}
 	return nil
+}
+
+// goneRun is how many rows removeGone removes in one transaction.
+const goneRun = 512
+
+// removeGone drops the rows of files the walk did not find (rows, read
+// before it) and returns how many it dropped. Over an
+// index.RemovingStore, a row goes only if it is still, in the write
+// transaction, the row read before the walk and no file stands at its
+// path now: another process may have written the file after the walk
+// passed it, and its row (its groups) must stay. Other stores drop the
+// rows without a condition.
+func (f *FS) removeGone(ctx context.Context, rows map[string]index.File) (int, error) {
+	rs, ok := f.store.(index.RemovingStore)
+	if !ok {
+		n := 0
+		for p := range rows {
+			if err := f.store.Remove(ctx, p, false); err != nil {
+				return n, err
+			}
+			f.vis.drop(p)
+			n++
+		}
+		return n, nil
+	}
+	paths := slices.Sorted(maps.Keys(rows))
+	n := 0
+	for len(paths) > 0 {
+		run := paths[:min(len(paths), goneRun)]
+		paths = paths[len(run):]
+		// Under f.mu, as the layer's removals: a save of this process
+		// (which stats the file, then writes its row, under f.mu) is
+		// then wholly before or after, and its restriction is not
+		// dropped from memory after it was set. The base is asked
+		// before the write transaction, so that it is not held
+		// meanwhile: a file written after the stat has a newer row by
+		// the transaction, or gets one after it.
+		f.mu.Lock()
+		absent := run[:0:0]
+		for _, p := range run {
+			if f.absent(ctx, p) {
+				absent = append(absent, p)
+			}
+		}
+		var removed []string
+		err := rs.RemoveIf(ctx, absent, func(stored map[string]index.File) ([]string, error) {
+			removed = removed[:0]
+			for _, p := range absent {
+				if s, ok := stored[p]; ok && sameRow(rows[p].Meta, s.Meta) {
+					removed = append(removed, p)
+				}
+			}
+			return removed, nil
+		})
+		if err == nil {
+			f.vis.dropEach(removed)
+			n += len(removed)
+		}
+		f.mu.Unlock()
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
