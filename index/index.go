@@ -271,9 +271,11 @@ type RemovingStore interface {
 	// RemoveIf reads the rows of paths that exist, in the store's write
 	// order, and calls gone with them; the rows of the paths gone returns
 	// (each that row alone, never a subtree below it) are removed as
-	// Remove removes them, in the same transaction. An error from gone
-	// ends the transaction without a write and is returned. gone may be
-	// called more than once (a store may try the transaction again).
+	// Remove removes them, in the same transaction. A path gone returns
+	// that is not among paths fails the call with ErrInvalid, and a path
+	// among them with no row is skipped. An error from gone ends the
+	// transaction without a write and is returned. gone may be called
+	// more than once (a store may try the transaction again).
 	RemoveIf(ctx context.Context, paths []string, gone func(stored map[string]File) ([]string, error)) error
 }
 
