@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 out=docs/benchmarks.md
 {
 	cat docs/bench/SUMMARY.md
-	for area in core hostfs layers embedding use index eval search ingest freshness shell daemon api scale; do
+	for area in core hostfs layers embedding use index eval search ingest freshness shell daemon create api scale; do
 		f=docs/bench/$area.md
 		[ -f "$f" ] || continue
 		printf '\n---\n\n<!-- from %s -->\n' "$f"
