@@ -29,6 +29,15 @@ func (s blindRemoves) Remove(ctx context.Context, p string, subtree bool) error 
 	return s.Index.Remove(ctx, p, subtree)
 }
 
+// RemoveIf fails as Remove does: the clear of a removal's rows removes
+// through it.
+func (s blindRemoves) RemoveIf(ctx context.Context, paths []string, gone func(map[string]index.File) ([]string, error)) error {
+	if s.fail.Load() {
+		return errors.New("database is locked (test)")
+	}
+	return s.Index.RemoveIf(ctx, paths, gone)
+}
+
 func (s blindRemoves) WalkFiles(ctx context.Context, root string, fn func(index.File) error) error {
 	if s.fail.Load() && s.walk.Load() {
 		return errors.New("database is locked (test)")

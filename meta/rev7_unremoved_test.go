@@ -14,6 +14,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/access"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/sqlite"
 	"github.com/semfs/semfs/meta"
 )
@@ -30,6 +31,15 @@ func (s failingRemoves) Remove(ctx context.Context, p string, subtree bool) erro
 		return errors.New("database is locked (test)")
 	}
 	return s.Index.Remove(ctx, p, subtree)
+}
+
+// RemoveIf fails as Remove does: the clear of a removal's rows removes
+// through it.
+func (s failingRemoves) RemoveIf(ctx context.Context, paths []string, gone func(map[string]index.File) ([]string, error)) error {
+	if s.fail.Load() {
+		return errors.New("database is locked (test)")
+	}
+	return s.Index.RemoveIf(ctx, paths, gone)
 }
 
 // TestClearUnremovedKeepsPeerRows: daemon A removes /proj, and the

@@ -38,6 +38,19 @@ func (s hookedRemoves) Remove(ctx context.Context, p string, subtree bool) error
 	return s.Index.Remove(ctx, p, subtree)
 }
 
+// RemoveIf fails as Remove does (onFail included): the clear of a
+// removal's rows removes through it.
+func (s hookedRemoves) RemoveIf(ctx context.Context, paths []string, gone func(map[string]index.File) ([]string, error)) error {
+	if s.fail.Load() {
+		if f := *s.onFail; f != nil {
+			*s.onFail = nil
+			f()
+		}
+		return errors.New("database is locked (test)")
+	}
+	return s.Index.RemoveIf(ctx, paths, gone)
+}
+
 func (s hookedRemoves) WalkFiles(ctx context.Context, root string, fn func(index.File) error) error {
 	if s.blind.Load() {
 		return errors.New("database is locked (test)")
