@@ -512,7 +512,7 @@ func (ix *Index) Remove(ctx context.Context, path string, subtree bool) error {
 
 func (ix *Index) remove(ctx context.Context, path string, known []string, cond string, args []any, all bool, widen *bool) error {
 	return ix.write(ctx, "remove", path, func(tx pgx.Tx) (*change, error) {
-		locked, err := ix.lockRows(ctx, tx, all, known, cond, args, nil, widen)
+		locked, err := ix.lockRows(ctx, tx, all, known, cond, args, nil, nil, widen)
 		if err != nil || len(locked) == 0 {
 			return nil, err
 		}
@@ -544,8 +544,11 @@ var errWiden = errors.New("rows changed between the read and the locks")
 // If, holding the path locks, the range holds a row at a path not read
 // first (written or moved there meanwhile), lockRows sets *widen and
 // returns errWiden: the transaction rolls back and runs again with all.
-// It returns the paths of the rows locked, sorted.
-func (ix *Index) lockRows(ctx context.Context, tx pgx.Tx, all bool, known []string, cond string, args []any, wide func(string) bool, widen *bool) ([]string, error) {
+// then, if not nil, queues statements that run after the rows are locked,
+// in the same round trip, given whether all paths are locked and the
+// paths of the rows to lock (with all, every row cond finds). lockRows
+// returns the paths of the rows locked, sorted.
+func (ix *Index) lockRows(ctx context.Context, tx pgx.Tx, all bool, known []string, cond string, args []any, wide func(string) bool, then func(b *pgx.Batch, all bool, paths []string), widen *bool) ([]string, error) {
 	*widen = false
 	paths := slices.Clone(known)
 	if !all && cond != "" {
@@ -567,7 +570,11 @@ func (ix *Index) lockRows(ctx context.Context, tx pgx.Tx, all bool, known []stri
 	if all {
 		queuePathLocks(b, nil, true)
 		b.Queue(`SELECT path FROM files WHERE `+cond+` ORDER BY path FOR UPDATE`, args...)
-		return lockedRows(ctx, tx, b, b.Len()-1, pgx.RowTo[string])
+		q := b.Len() - 1
+		if then != nil {
+			then(b, true, nil)
+		}
+		return lockedRows(ctx, tx, b, q, pgx.RowTo[string])
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
@@ -576,25 +583,45 @@ func (ix *Index) lockRows(ctx context.Context, tx pgx.Tx, all bool, known []stri
 	}
 	queuePathLocks(b, paths, false)
 	b.Queue(`SELECT path FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, paths)
-	locked, err := lockedRows(ctx, tx, b, b.Len()-1, pgx.RowTo[string])
-	if err != nil || cond == "" {
-		return locked, err
+	q := b.Len() - 1
+	if then != nil {
+		then(b, false, paths)
 	}
-	rows, err := tx.Query(ctx, `SELECT path FROM files WHERE `+cond, args...)
-	if err != nil {
-		return nil, err
+	if cond == "" {
+		return lockedRows(ctx, tx, b, q, pgx.RowTo[string])
 	}
-	now, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range now {
-		if _, ok := slices.BinarySearch(paths, p); !ok || wide != nil && wide(p) {
-			*widen = true
-			return nil, errWiden
+	// The range read again, holding the locks, in the same round trip.
+	b.Queue(`SELECT path FROM files WHERE `+cond, args...)
+	res := tx.SendBatch(ctx, b)
+	defer res.Close()
+	var locked []string
+	for i := range b.Len() {
+		if i != q && i != b.Len()-1 {
+			if _, err := res.Exec(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rows, err := res.Query()
+		if err != nil {
+			return nil, err
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, err
+		}
+		if i == q {
+			locked = got
+			continue
+		}
+		for _, p := range got {
+			if _, ok := slices.BinarySearch(paths, p); !ok || wide != nil && wide(p) {
+				*widen = true
+				return nil, errWiden
+			}
 		}
 	}
-	return locked, nil
+	return locked, res.Close()
 }
 
 // deleteRows deletes the files rows at paths, which the transaction
@@ -704,26 +731,28 @@ func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, 
 		wide := func(p string) bool {
 			return p != oldpath && semfs.HasPrefix(p, oldpath) || p != newpath && semfs.HasPrefix(p, newpath)
 		}
-		lockedPaths, err := ix.lockRows(ctx, tx, all, []string{oldpath, newpath}, cond, append(oargs, nargs...), wide, widen)
-		if err != nil {
-			return nil, err
-		}
 		// Then the chunks of the rows it moves or replaces, in key order,
 		// in one statement: the ones it deletes and the ones it moves
 		// together, as every writer of chunks locks them.
+		lockChunks := func(b *pgx.Batch, all bool, paths []string) {
+			if all {
+				b.Queue(`SELECT 1 FROM chunks WHERE `+ocond+` OR `+ncond+` ORDER BY key FOR UPDATE`, append(oargs, nargs...)...)
+				return
+			}
+			// No row below either path (lockRows widens on one).
+			b.Queue(`SELECT 1 FROM chunks WHERE path = $1 OR path = $2 ORDER BY key FOR UPDATE`, oldpath, newpath)
+		}
+		lockedPaths, err := ix.lockRows(ctx, tx, all, []string{oldpath, newpath}, cond, append(oargs, nargs...), wide, lockChunks, widen)
+		if err != nil {
+			return nil, err
+		}
 		locked := make(map[string]bool, len(lockedPaths))
-		var changed, replacedRows []string
+		var replacedRows []string
 		for _, p := range lockedPaths {
 			locked[p] = true
 			if semfs.HasPrefix(p, newpath) {
 				replacedRows = append(replacedRows, p)
 			}
-			if semfs.HasPrefix(p, oldpath) || semfs.HasPrefix(p, newpath) {
-				changed = append(changed, p)
-			}
-		}
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM chunks WHERE path = ANY($1) ORDER BY key FOR UPDATE`, changed); err != nil {
-			return nil, err
 		}
 		var replaced []string
 		if len(replacedRows) > 0 {
