@@ -728,21 +728,22 @@ func (ix *Index) rename(ctx context.Context, oldpath, newpath string, all bool, 
 		ncond, nargs := below("path", newpath, 1+len(oargs))
 		lcond, _ := below("dst", oldpath, 1)
 		cond := ocond + ` OR ` + ncond + ` OR path IN (SELECT src FROM links WHERE ` + lcond + `)`
+		args := append(oargs, nargs...)
 		wide := func(p string) bool {
 			return p != oldpath && semfs.HasPrefix(p, oldpath) || p != newpath && semfs.HasPrefix(p, newpath)
 		}
-		// Then the chunks of the rows it moves or replaces, in key order,
-		// in one statement: the ones it deletes and the ones it moves
-		// together, as every writer of chunks locks them.
-		lockChunks := func(b *pgx.Batch, all bool, paths []string) {
+		// After the rows, the chunks of those it moves or replaces, in
+		// key order, in one statement: the ones it deletes and the ones
+		// it moves together, as every writer of chunks locks them.
+		lockChunks := func(b *pgx.Batch, all bool, _ []string) {
 			if all {
-				b.Queue(`SELECT 1 FROM chunks WHERE `+ocond+` OR `+ncond+` ORDER BY key FOR UPDATE`, append(oargs, nargs...)...)
+				b.Queue(`SELECT 1 FROM chunks WHERE `+ocond+` OR `+ncond+` ORDER BY key FOR UPDATE`, args...)
 				return
 			}
 			// No row below either path (lockRows widens on one).
 			b.Queue(`SELECT 1 FROM chunks WHERE path = $1 OR path = $2 ORDER BY key FOR UPDATE`, oldpath, newpath)
 		}
-		lockedPaths, err := ix.lockRows(ctx, tx, all, []string{oldpath, newpath}, cond, append(oargs, nargs...), wide, lockChunks, widen)
+		lockedPaths, err := ix.lockRows(ctx, tx, all, []string{oldpath, newpath}, cond, args, wide, lockChunks, widen)
 		if err != nil {
 			return nil, err
 		}
