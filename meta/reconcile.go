@@ -460,8 +460,10 @@ func (f *FS) storeAnalysed(ctx context.Context, batch []analysed, update func(co
 	return nil
 }
 
-// goneRun is how many rows removeGone removes in one transaction.
-const goneRun = 512
+// goneRun is how many rows removeGone removes in one transaction: at
+// most the paths a PostgreSQL write locks one by one (more take the lock
+// of every path, and other writers wait for the run).
+const goneRun = 256
 
 // removeGone drops the rows of files the walk did not find (rows, read
 // before it) and returns how many it dropped. Over an
