@@ -358,6 +358,25 @@ func queuePathLocks(b *pgx.Batch, paths []string, all bool) {
 	b.Queue(`SELECT pg_advisory_xact_lock($1::int4, k) FROM unnest($2::int4[]) AS k`, pathLocks, pathKeys(paths))
 }
 
+// lockFileRows takes the path locks of sorted (paths sorted, without
+// repeats) and the rows at them, in path order, so that two writes of the
+// same rows cannot wait for each other, and returns the rows by path. The
+// locks and the read go in one round trip.
+func lockFileRows(ctx context.Context, tx pgx.Tx, sorted []string) (map[string]index.File, error) {
+	b := &pgx.Batch{}
+	queuePathLocks(b, sorted, false)
+	b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
+	files, err := lockedRows(ctx, tx, b, b.Len()-1, scanFileRow)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[string]index.File, len(files))
+	for _, f := range files {
+		stored[f.Path] = f
+	}
+	return stored, nil
+}
+
 // pathKeys returns the lock keys of paths, sorted and without repeats:
 // taken in that order, two Updates of overlapping paths cannot wait for
 // each other.
@@ -387,19 +406,9 @@ func (ix *Index) Update(ctx context.Context, paths []string, build func(stored m
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	return ix.write(ctx, "index", paths[0], func(tx pgx.Tx) (*change, error) {
-		// The locks and the read go in one round trip.
-		b := &pgx.Batch{}
-		queuePathLocks(b, sorted, false)
-		// Rows locked in path order, so two updates of the same rows
-		// cannot wait for each other.
-		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
-		files, err := lockedRows(ctx, tx, b, b.Len()-1, scanFileRow)
+		stored, err := lockFileRows(ctx, tx, sorted)
 		if err != nil {
 			return nil, err
-		}
-		stored := make(map[string]index.File, len(files))
-		for _, f := range files {
-			stored[f.Path] = f
 		}
 		items, err := build(stored)
 		if err != nil || len(items) == 0 {
@@ -658,16 +667,9 @@ func (ix *Index) RemoveIf(ctx context.Context, paths []string, gone func(stored 
 	var goneErr error // returned as it is, for errors.Is, which storeErr's wrapping would hide
 	err := ix.write(ctx, "remove", paths[0], func(tx pgx.Tx) (*change, error) {
 		goneErr = nil
-		b := &pgx.Batch{}
-		queuePathLocks(b, sorted, false)
-		b.Queue(`SELECT `+fileCols+` FROM files WHERE path = ANY($1) ORDER BY path FOR UPDATE`, sorted)
-		files, err := lockedRows(ctx, tx, b, b.Len()-1, scanFileRow)
+		stored, err := lockFileRows(ctx, tx, sorted)
 		if err != nil {
 			return nil, err
-		}
-		stored := make(map[string]index.File, len(files))
-		for _, f := range files {
-			stored[f.Path] = f
 		}
 		drop, err := gone(stored)
 		if err != nil {
