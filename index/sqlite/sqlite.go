@@ -127,9 +127,14 @@ type Index struct {
 	// on its own (a crash may lose it, and the drain re-embeds), but the
 	// next FULL commit of db makes it durable too. Writes on both handles
 	// are serialised by wmu.
-	vdb  *sql.DB
-	path string
-	wmu  sync.Mutex // serialises write transactions
+	vdb *sql.DB
+	// cdb is the checkpointer's handle; ckptKick tells it of commits
+	// (checkpoint.go).
+	cdb                *sql.DB
+	ckptKick           chan struct{}
+	ckptStop, ckptDone chan struct{}
+	path               string
+	wmu                sync.Mutex // serialises write transactions
 
 	// view is held shared by readers over the in-memory postings and the
 	// rows they read with them, and exclusively by a writer from its
@@ -201,19 +206,29 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	// commit (the default, the 2 MB cache_size, spilled a batch of 8192
 	// small files' pages, some twice); pages not changed by a write
 	// transaction are still bounded by cache_size.
+	// wal_autocheckpoint(0) and journal_size_limit: the checkpointer
+	// copies the WAL into the database file, not the writer's commits
+	// (checkpoint.go).
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + syncMode + ")&_pragma=temp_store(MEMORY)&_pragma=cache_spill(-32768)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	wdsn := dsn + "&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(" + strconv.Itoa(walJournalLimit) + ")"
+	db, err := sql.Open("sqlite", wdsn)
 	if err != nil {
 		return nil, storeErr("open index", path, err)
 	}
 	db.SetMaxOpenConns(4)
-	vdb, err := sql.Open("sqlite", strings.Replace(dsn, "synchronous("+syncMode+")", "synchronous(NORMAL)", 1))
+	vdb, err := sql.Open("sqlite", strings.Replace(wdsn, "synchronous("+syncMode+")", "synchronous(NORMAL)", 1))
 	if err != nil {
 		db.Close()
 		return nil, storeErr("open index", path, err)
 	}
 	vdb.SetMaxOpenConns(1)
-	ix := &Index{db: db, vdb: vdb, path: path, vecs: map[string]*index.Vectors{
+	cdb, err := openCheckpointer(dsn)
+	if err != nil {
+		vdb.Close()
+		db.Close()
+		return nil, storeErr("open index", path, err)
+	}
+	ix := &Index{db: db, vdb: vdb, cdb: cdb, path: path, vecs: map[string]*index.Vectors{
 		embedding.SpaceTags: index.NewVectors(), embedding.SpaceContent: index.NewVectors(),
 	}, tags: index.NewTagIndex(), text: postings.New(postings.Text), grep: postings.New(postings.Trigram)}
 	// Another process may be creating or migrating the same file right now
@@ -253,6 +268,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		ix.Close()
 		return nil, err
 	}
+	ix.startCheckpoints()
 	return ix, nil
 }
 
@@ -272,17 +288,19 @@ func retryBusy(ctx context.Context, fn func() error) error {
 	}
 }
 
-// Close waits for a running merge and closes the database.
+// Close waits for a running merge, checkpoints and closes the database.
 func (ix *Index) Close() error {
 	ix.mergeMu.Lock()
 	ix.closed = true
 	ix.mergeMu.Unlock()
 	ix.merging.Wait()
+	ix.stopCheckpoints()
+	cerr := ix.cdb.Close()
 	verr := ix.vdb.Close()
 	if err := ix.db.Close(); err != nil {
 		return err
 	}
-	return verr
+	return errors.Join(verr, cerr)
 }
 
 func storeErr(op, path string, err error) error {

@@ -66,6 +66,7 @@ func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn fu
 	if err := tx.Commit(); err != nil {
 		return storeErr(op, path, err)
 	}
+	ix.kickCheckpoint()
 	for _, o := range ops {
 		o()
 	}
