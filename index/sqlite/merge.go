@@ -52,7 +52,7 @@ func (ix *Index) mergeOnce(ctx context.Context) bool {
 		m.Build()
 		m.Seg = m.Seg.Compact() // as loaded: lists decoded on demand
 		data := m.Seg.Encode()
-		err := ix.write(ctx, "merge", "/", func(tx *sql.Tx) ([]memOp, error) {
+		err := ix.writeMerge(ctx, func(tx *sql.Tx) ([]memOp, error) {
 			dead, ok := k.x.Dead(m)
 			if !ok {
 				return nil, nil // the index was rebuilt meanwhile

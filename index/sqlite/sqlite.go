@@ -123,10 +123,11 @@ var retiredTables = []string{"tags_fts", "chunks_fts", "grep_fts"}
 type Index struct {
 	db *sql.DB
 	// vdb is a second handle on the same file with synchronous=NORMAL, for
-	// writes of derived data only (vectors): a commit there is not fsynced
-	// on its own (a crash may lose it, and the drain re-embeds), but the
-	// next FULL commit of db makes it durable too. Writes on both handles
-	// are serialised by wmu.
+	// writes of derived data only (vectors, and merges of postings
+	// segments): a commit there is not fsynced on its own (a crash may
+	// lose it; the drain re-embeds, and a lost merge leaves the segments
+	// it replaced), but the next FULL commit of db makes it durable too.
+	// Writes on both handles are serialised by wmu.
 	vdb *sql.DB
 	// cdb is the checkpointer's handle; ckptKick tells it of commits
 	// (checkpoint.go).
@@ -148,6 +149,7 @@ type Index struct {
 	// The open write transaction and its prepared statements (guarded by
 	// wmu; see stmt.go).
 	curTx   *sql.Tx
+	txDB    *sql.DB // the handle of writeOn's transaction (nil outside one)
 	txStmts map[string]*sql.Stmt
 	dbStmts map[string]*sql.Stmt // prepared on db (dbStmt)
 	genStmt *sql.Stmt            // readGenSQL prepared on db

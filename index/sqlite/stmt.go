@@ -53,8 +53,12 @@ func (ix *Index) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...a
 // dbStmt returns statement q of a write transaction on ix.db, prepared
 // once per connection rather than once per transaction: for the
 // statements every write runs once (readState, saveState), parsing them
-// was most of their cost. Call it holding wmu.
+// was most of their cost. A transaction writeOn runs on another handle
+// (a merge's, on vdb) prepares them as txStmt does. Call it holding wmu.
 func (ix *Index) dbStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	if ix.txDB != ix.db {
+		return ix.txStmt(ctx, tx, q)
+	}
 	st, ok := ix.dbStmts[q]
 	if !ok {
 		var err error

@@ -20,25 +20,35 @@ import (
 type memOp func()
 
 func (ix *Index) write(ctx context.Context, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
-	return ix.writeOn(ctx, ix.db, op, path, fn)
+	return ix.writeOn(ctx, ix.db, true, op, path, fn)
 }
 
-// writeDerived is write for derived data only (see Index.vdb).
+// writeDerived is write for vectors only (see Index.vdb).
 func (ix *Index) writeDerived(ctx context.Context, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
-	return ix.writeOn(ctx, ix.vdb, op, path, fn)
+	return ix.writeOn(ctx, ix.vdb, false, op, path, fn)
 }
 
-func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
+// writeMerge is write for a postings merge, which changes derived data
+// only: on vdb, so its commit is not synced on its own (a crash may lose
+// it, leaving the segments it replaced; the next commit of db syncs it).
+func (ix *Index) writeMerge(ctx context.Context, fn func(tx *sql.Tx) ([]memOp, error)) error {
+	return ix.writeOn(ctx, ix.vdb, true, "merge", "/", fn)
+}
+
+// writeOn runs fn in a write transaction on db; post says whether fn
+// may change the postings (see genKey).
+func (ix *Index) writeOn(ctx context.Context, db *sql.DB, post bool, op, path string, fn func(tx *sql.Tx) ([]memOp, error)) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock): writers of every process serialise
 	if err != nil {
 		return storeErr(op, path, err)
 	}
-	// Writes on db change the postings (vdb ones only vectors): when
-	// another process changed them since the memory was loaded, reload
-	// before computing tombstones from the memory.
-	if db == ix.db {
+	ix.txDB = db
+	defer func() { ix.txDB = nil }()
+	// When another process changed the postings since the memory was
+	// loaded, reload before computing tombstones from the memory.
+	if post {
 		st, err := ix.readState(ctx, tx)
 		if err == nil && st.gen != ix.gen {
 			err = ix.reloadTx(ctx, tx)
@@ -51,7 +61,7 @@ func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn fu
 		ix.st = st
 	}
 	ops, err := fn(tx)
-	if err == nil && db == ix.db && len(ops) > 0 {
+	if err == nil && post && len(ops) > 0 {
 		ix.st.gen++
 		err = ix.saveState(ctx, tx, ix.st)
 	}
@@ -70,7 +80,7 @@ func (ix *Index) writeOn(ctx context.Context, db *sql.DB, op, path string, fn fu
 	for _, o := range ops {
 		o()
 	}
-	if db == ix.db {
+	if post {
 		ix.gen = ix.st.gen
 	}
 	return nil
