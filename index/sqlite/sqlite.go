@@ -7,6 +7,8 @@
 // The database runs with journal_mode=WAL and synchronous=FULL: when Put,
 // Remove or Rename returns, the metadata is on stable storage (see
 // docs/bench/index.md for what that costs and why NORMAL was not chosen).
+// Checkpoints are not needed for that, and run on a goroutine of their
+// own rather than in the writer's commits (checkpoint.go).
 //
 // # Schema
 //
