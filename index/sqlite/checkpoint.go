@@ -25,8 +25,9 @@ import (
 // keep the WAL short, so the checkpointer bounds it twice: when a PASSIVE
 // checkpoint leaves more than walRestartFrames in the WAL (writers kept
 // it from starting over) it runs a RESTART, and when no commit came for
-// ckptIdle it runs a TRUNCATE, which empties the file. Both wait at most
-// ckptBusy for readers and writers; if they cannot, the next round tries
+// ckptIdle it runs a TRUNCATE, which empties the file. Both hold wmu
+// (this process's writers wait) and wait at most ckptBusy for readers
+// and other processes' writers; if they cannot, the next round tries
 // again. Close checkpoints what is left (PASSIVE), and the last
 // connection to the file closing checkpoints and removes the WAL.
 //
@@ -93,13 +94,13 @@ func (ix *Index) checkpoints() {
 			return
 		case <-ix.ckptKick:
 			if log, _, ok := ix.checkpoint("PASSIVE"); ok && log > walRestartFrames {
-				ix.checkpoint("RESTART")
+				ix.checkpointLocked("RESTART")
 			}
 			dirty = true
 			idle.Reset(ckptIdle)
 		case <-idle.C:
 			if dirty {
-				_, _, ok := ix.checkpoint("TRUNCATE")
+				ok := ix.checkpointLocked("TRUNCATE")
 				dirty = !ok
 				if dirty {
 					idle.Reset(ckptIdle)
@@ -116,6 +117,17 @@ func (ix *Index) checkpoint(mode string) (log, copied int, ok bool) {
 	var busy int
 	err := ix.cdb.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(`+mode+`)`).Scan(&busy, &log, &copied)
 	return log, copied, err == nil && busy == 0
+}
+
+// checkpointLocked runs a checkpoint that needs the write lock
+// (RESTART, TRUNCATE) holding wmu, so that it does not lose the lock to
+// this process's next writer, which begins at once after a commit in a
+// bulk ingest; it reports whether it finished.
+func (ix *Index) checkpointLocked(mode string) bool {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	_, _, ok := ix.checkpoint(mode)
+	return ok
 }
 
 // openCheckpointer opens cdb, the checkpointer's handle, from the
