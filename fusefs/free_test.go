@@ -151,6 +151,21 @@ func mountOpenFree(t *testing.T) (srv *Server, tree *closedFS, host string, rele
 	return srv, tree, host, releases
 }
 
+// openWritten opens p through the mount for reading and writing, closed
+// when the test ends, and writes data at its start.
+func openWritten(t *testing.T, p, data string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.WriteAt([]byte(data), 0); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func TestOpenFreeNeedsKeepCache(t *testing.T) {
 	if _, err := Mount(t.TempDir(), hostTree(t), Options{OpenFree: true}); err == nil || !strings.Contains(err.Error(), "KeepCache") {
 		t.Errorf("OpenFree without KeepCache: %v; want a refusal naming KeepCache", err)

@@ -21,14 +21,7 @@ func TestOpenFreeRemovalReportsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := filepath.Join(srv.Dir(), "w")
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt([]byte("before"), 0); err != nil {
-		t.Fatal(err)
-	}
+	f := openWritten(t, p, "before")
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}

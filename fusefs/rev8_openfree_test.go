@@ -75,14 +75,7 @@ func TestOpenFreeWritesAfterRefusedChangeReported(t *testing.T) {
 				}
 			}
 			p := filepath.Join(srv.Dir(), "w")
-			f, err := os.OpenFile(p, os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := f.WriteAt([]byte("before"), 0); err != nil {
-				t.Fatal(err)
-			}
+			f := openWritten(t, p, "before")
 			tree.refuse.Store(true)
 			if err := tc.change(srv.Dir(), p); err == nil {
 				t.Fatalf("%s succeeded; want the tree's refusal", tc.name)
@@ -140,14 +133,7 @@ except OSError as e:
 		t.Fatalf("other principal: %q", buf[:n])
 	}
 	// Root writes (its writer is open at the removal) and removes it.
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt([]byte("root"), 0); err != nil {
-		t.Fatal(err)
-	}
+	openWritten(t, p, "root")
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
