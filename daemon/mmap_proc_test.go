@@ -186,6 +186,13 @@ func TestMmapThroughDaemonIndexed(t *testing.T) {
 	if !strings.Contains(p.log(), "passthrough=false") {
 		t.Fatalf("daemon does not log passthrough=false:\n%s", p.log())
 	}
+	mmapOrdersIndexed(t, p)
+}
+
+// mmapOrdersIndexed writes a file through the mount of p, then through a
+// shared mapping in each of mmapOrders, and checks the backing file and
+// the index hold the mapped bytes.
+func mmapOrdersIndexed(t *testing.T, p *proc) {
 	v1 := []byte(strings.Repeat("plain words in a mapped file\n", 200))
 	for i, o := range mmapOrders {
 		ok := t.Run(o.name, func(t *testing.T) {

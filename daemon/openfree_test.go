@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/daemon"
@@ -152,33 +151,7 @@ func TestOpenFreeHidesGroupFiles(t *testing.T) {
 func TestOpenFreeMmapIndexed(t *testing.T) {
 	needFUSE(t)
 	p := startDaemon(t, t.TempDir(), "SEMFS_OPEN_FREE=1")
-	v1 := []byte(strings.Repeat("plain words in a mapped file\n", 200))
-	for i, o := range mmapOrders {
-		ok := t.Run(o.name, func(t *testing.T) {
-			name := fmt.Sprintf("/m%d.txt", i)
-			word := fmt.Sprintf("quetzalcoatl%d", i)
-			p.guard(t, 30*time.Second, "writing "+name, func() error {
-				return os.WriteFile(filepath.Join(p.mnt, name), v1, 0o644)
-			})
-			if err := waitIndexed(p.c, name, v1, "mapped", 20*time.Second); err != nil {
-				t.Fatalf("%v (load %s); daemon:\n%s", err, loadavg(), p.quit())
-			}
-			p.guard(t, 30*time.Second, "writing "+name+" through a mapping", func() error {
-				return mmapWrite(filepath.Join(p.mnt, name), len(v1), word, o)
-			})
-			want := bytes.Clone(v1)
-			copy(want[100:], word)
-			if got, err := os.ReadFile(filepath.Join(p.dir, "data", name)); err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("backing file of %s after the mapped write: %d bytes (%v)", name, len(got), err)
-			}
-			if err := waitIndexed(p.c, name, want, word, 20*time.Second); err != nil {
-				t.Fatalf("%v (load %s); daemon:\n%s", err, loadavg(), p.quit())
-			}
-		})
-		if !ok {
-			break
-		}
-	}
+	mmapOrdersIndexed(t, p)
 }
 
 // TestOpenFreeLogged: the daemon's "mount serving" line says whether the
