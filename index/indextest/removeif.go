@@ -2,6 +2,7 @@ package indextest
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -61,12 +62,7 @@ func RemoveIfSeesOtherWriters(t *testing.T, fresh func(t *testing.T) (open func(
 	if err := <-late; err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	for p := range shown {
-		keys = append(keys, p)
-	}
-	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"/a.md", "/b.md", "/c.md", "/d.md"}) {
+	if keys := slices.Sorted(maps.Keys(shown)); !slices.Equal(keys, []string{"/a.md", "/b.md", "/c.md", "/d.md"}) {
 		t.Errorf("gone was shown the rows of %v, want those of /a.md /b.md /c.md /d.md (no row for /none.md)", keys)
 	}
 	if g := shown["/b.md"].Groups; !slices.Equal(g, []string{"finance"}) {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -236,12 +237,7 @@ func testRemoveIf(t *testing.T, pg *testserver.Postgres) {
 	if err := <-late; err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	for p := range shown {
-		keys = append(keys, p)
-	}
-	slices.Sort(keys)
-	if !slices.Equal(keys, []string{"/a.md", "/b.md", "/c.md", "/d.md"}) {
+	if keys := slices.Sorted(maps.Keys(shown)); !slices.Equal(keys, []string{"/a.md", "/b.md", "/c.md", "/d.md"}) {
 		t.Errorf("gone was shown %v, want the rows of /a.md /b.md /c.md /d.md", keys)
 	}
 	if f := shown["/b.md"]; f.Task != "v1" || !slices.Equal(f.Groups, []string{"finance"}) {
