@@ -183,35 +183,7 @@ func TestPassthroughWritesIndexed(t *testing.T) {
 	for _, pt := range []bool{true, false} {
 		t.Run(map[bool]string{true: "passthrough", false: "through-daemon"}[pt], func(t *testing.T) {
 			mnt, sock, c, _ := mountedInProcess(t, fmt.Sprintf("-passthrough=%v", pt))
-			p := filepath.Join(mnt, "notes.txt")
-			v1 := []byte(strings.Repeat("an ordinary line of notes\n", 2000))
-			if err := os.WriteFile(p, v1, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			waitHash(t, c, "/notes.txt", v1)
-			f, err := os.OpenFile(p, os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.WriteAt([]byte("zebrafinch "), 26*1000); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			v2 := bytes.Clone(v1)
-			copy(v2[26*1000:], "zebrafinch ")
-			st := waitHash(t, c, "/notes.txt", v2)
-			if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
-				t.Errorf("created_by = %q; want %q", st.Meta.CreatedBy, want)
-			}
-			hits, _, err := c.Search(context.Background(), semfs.SearchRequest{Query: "zebrafinch"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(hits) == 0 || hits[0].Path != "/notes.txt" {
-				t.Errorf("search for a word written in place: %+v; want /notes.txt first", hits)
-			}
+			rewriteInPlace(t, mnt, c)
 			// A registered app's child writes through the mount: the
 			// file is the app's, though the kernel wrote its bytes.
 			app := filepath.Join(mnt, "app.txt")
@@ -222,6 +194,45 @@ func TestPassthroughWritesIndexed(t *testing.T) {
 			waitHash(t, c, "/app.txt", []byte("written by notes"))
 		})
 	}
+}
+
+// rewriteInPlace writes /notes.txt through the mount at mnt, then
+// rewrites a word of it in place through a second open, and checks that
+// the row carries the new bytes' hash and the writer's uid as created_by,
+// and that content search finds the new word. It returns the file's host
+// path through the mount and its bytes.
+func rewriteInPlace(t *testing.T, mnt string, c *client.Client) (string, []byte) {
+	t.Helper()
+	p := filepath.Join(mnt, "notes.txt")
+	v1 := []byte(strings.Repeat("an ordinary line of notes\n", 2000))
+	if err := os.WriteFile(p, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitHash(t, c, "/notes.txt", v1)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("zebrafinch "), 26*1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v2 := bytes.Clone(v1)
+	copy(v2[26*1000:], "zebrafinch ")
+	st := waitHash(t, c, "/notes.txt", v2)
+	if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
+		t.Errorf("created_by = %q; want %q", st.Meta.CreatedBy, want)
+	}
+	hits, _, err := c.Search(context.Background(), semfs.SearchRequest{Query: "zebrafinch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Path != "/notes.txt" {
+		t.Errorf("search for a word written in place: %+v; want /notes.txt first", hits)
+	}
+	return p, v2
 }
 
 // waitHash waits until the index row of p carries the hash of data.

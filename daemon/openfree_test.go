@@ -22,35 +22,7 @@ import (
 // bytes and the right created_by; a second writer does not change it.
 func TestOpenFreeWritesIndexed(t *testing.T) {
 	mnt, sock, c, _ := mountedInProcess(t, "-open-free")
-	p := filepath.Join(mnt, "notes.txt")
-	v1 := []byte(strings.Repeat("an ordinary line of notes\n", 2000))
-	if err := os.WriteFile(p, v1, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitHash(t, c, "/notes.txt", v1)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte("zebrafinch "), 26*1000); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	v2 := bytes.Clone(v1)
-	copy(v2[26*1000:], "zebrafinch ")
-	st := waitHash(t, c, "/notes.txt", v2)
-	if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
-		t.Errorf("created_by = %q; want %q", st.Meta.CreatedBy, want)
-	}
-	hits, _, err := c.Search(context.Background(), semfs.SearchRequest{Query: "zebrafinch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hits) == 0 || hits[0].Path != "/notes.txt" {
-		t.Errorf("search for a word written in place: %+v; want /notes.txt first", hits)
-	}
+	p, v2 := rewriteInPlace(t, mnt, c)
 	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, v2) {
 		t.Errorf("read back through the mount: %d bytes, %v", len(got), err)
 	}
@@ -64,7 +36,7 @@ func TestOpenFreeWritesIndexed(t *testing.T) {
 		t.Errorf("created_by of a file a registered app wrote = %q; want notes", got)
 	}
 	waitHash(t, c, "/app.txt", []byte("written by notes"))
-	st = waitHash(t, c, "/notes.txt", []byte("rewritten by notes"))
+	st := waitHash(t, c, "/notes.txt", []byte("rewritten by notes"))
 	if want := fmt.Sprintf("uid:%d", os.Getuid()); st.Meta.CreatedBy != want {
 		t.Errorf("created_by after another app rewrote the file = %q; want %q", st.Meta.CreatedBy, want)
 	}
