@@ -12,6 +12,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/memfs"
+	"github.com/semfs/semfs/semfstest"
 )
 
 var ctx = context.Background()
@@ -106,19 +107,7 @@ func (t *tagged) hide(p string, groups ...string) {
 
 func names(t *testing.T, fsys semfs.FS, ctx context.Context, dir string) []string {
 	t.Helper()
-	entries, err := fsys.ReadDir(ctx, dir)
-	if err != nil {
-		t.Fatalf("ReadDir(%s): %v", dir, err)
-	}
-	var out []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() {
-			n += "/"
-		}
-		out = append(out, n)
-	}
-	return out
+	return semfstest.Names(t, ctx, fsys, dir)
 }
 
 func wantNames(t *testing.T, fsys semfs.FS, ctx context.Context, dir string, want ...string) {

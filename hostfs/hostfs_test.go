@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs"
+	"github.com/semfs/semfs/semfstest"
 )
 
 var ctx = context.Background()
@@ -132,28 +133,12 @@ func hostFiles(t *testing.T, dir string) map[string]string {
 
 func names(t *testing.T, fsys semfs.FS, dir string) []string {
 	t.Helper()
-	ents, err := fsys.ReadDir(ctx, dir)
-	if err != nil {
-		t.Fatalf("ReadDir(%s): %v", dir, err)
-	}
-	var out []string
-	for _, e := range ents {
-		n := e.Name()
-		if e.IsDir() {
-			n += "/"
-		}
-		out = append(out, n)
-	}
-	return out
+	return semfstest.Names(t, ctx, fsys, dir)
 }
 
 func read(t *testing.T, fsys semfs.FS, p string) string {
 	t.Helper()
-	data, err := semfs.ReadFile(ctx, fsys, p)
-	if err != nil {
-		t.Fatalf("ReadFile(%s): %v", p, err)
-	}
-	return string(data)
+	return semfstest.ReadString(t, ctx, fsys, p)
 }
 
 var fixture = map[string]string{

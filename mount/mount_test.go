@@ -14,6 +14,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/memfs"
 	"github.com/semfs/semfs/mount"
+	"github.com/semfs/semfs/semfstest"
 )
 
 var ctx = context.Background()
@@ -59,28 +60,12 @@ func mustNew(t *testing.T, mounts ...mount.Mount) *mount.FS {
 
 func names(t *testing.T, fsys semfs.FS, dir string) []string {
 	t.Helper()
-	entries, err := fsys.ReadDir(ctx, dir)
-	if err != nil {
-		t.Fatalf("ReadDir(%s): %v", dir, err)
-	}
-	var out []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() {
-			n += "/"
-		}
-		out = append(out, n)
-	}
-	return out
+	return semfstest.Names(t, ctx, fsys, dir)
 }
 
 func read(t *testing.T, fsys semfs.FS, p string) string {
 	t.Helper()
-	data, err := semfs.ReadFile(ctx, fsys, p)
-	if err != nil {
-		t.Fatalf("ReadFile(%s): %v", p, err)
-	}
-	return string(data)
+	return semfstest.ReadString(t, ctx, fsys, p)
 }
 
 // wantErr checks the error shape: outermost *fs.PathError at path wrapping
