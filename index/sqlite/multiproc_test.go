@@ -11,6 +11,7 @@ import (
 
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
 // Two *Index values opened on one file stand for two processes (a CLI
@@ -93,12 +94,15 @@ func TestTwoHandlesResaveThenMerge(t *testing.T) {
 	if err := a.Put(ctx, item("/f.txt", "cherry\n", semfs.Tags{})); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 6 { // enough segments for B to merge
+	for i := range postings.MergeFactor { // enough segments for B to merge
 		if err := b.Put(ctx, item(fmt.Sprintf("/g%d.txt", i), "filler\n", semfs.Tags{})); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b.waitMerges()
+	if n := b.text.Segments(); n >= postings.MergeFactor {
+		t.Fatalf("B holds %d text segments: no merge ran, and this test is about one", n)
+	}
 	check := func(who string, ix *Index) {
 		t.Helper()
 		if got, want := searchPaths(t, ix, "cherry"), []string{"/f.txt:cherry\n"}; !slices.Equal(got, want) {

@@ -14,6 +14,7 @@ import (
 	"github.com/semfs/semfs"
 	"github.com/semfs/semfs/embedding"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/postings"
 )
 
 func open(t *testing.T, path string) *Index {
@@ -384,7 +385,7 @@ func TestPostingsPersistAndMerge(t *testing.T) {
 		}
 	}
 	ix.waitMerges()
-	if n := ix.text.Segments(); n >= 2*8 {
+	if n := ix.text.Segments(); n >= 2*postings.MergeFactor {
 		t.Errorf("%d text segments after 120 Puts", n)
 	}
 	if ix.text.Live() != len(final) || ix.grep.Live() != len(final) {
