@@ -78,17 +78,27 @@ func TestOpenWithoutFdWhilePassthroughReopened(t *testing.T) {
 	if _, _, errno := tr.opened(ino, first); errno != 0 {
 		t.Fatal(errno)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(7 * time.Millisecond) // within the waiter's sleeps
-		tr.closed(first)
-		if _, _, errno := tr.opened(ino, open()); errno != 0 {
-			t.Error(errno)
+	// The first of the waiter's sleeps releases the handle and opens the
+	// file by passthrough again, so that the waiter wakes to a count it
+	// did not hold. Done inside the sleep, not on a timer beside it, so
+	// the waiter cannot look in between the release and the reopen.
+	second := open()
+	waits := 0
+	tr.releaseWait = func(d time.Duration) {
+		waits++
+		if waits == 1 {
+			tr.closed(first)
+			if _, _, errno := tr.opened(ino, second); errno != 0 {
+				t.Error(errno)
+			}
+			return
 		}
-	}()
+		time.Sleep(d)
+	}
 	_, _, errno := tr.opened(ino, &handle{t: tr, ro: noFdFile{}})
-	<-done
+	if waits == 0 {
+		t.Fatal("the open without a descriptor did not wait for the passthrough handle's release")
+	}
 	tr.mu.Lock()
 	c := *tr.modes[ino]
 	tr.mu.Unlock()

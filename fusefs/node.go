@@ -64,6 +64,10 @@ type tree struct {
 	// kernel refuses to open one inode in passthrough and cached mode at
 	// once.
 	modes map[uint64]*ioCount
+	// releaseWait is how awaitRelease sleeps between its looks at a
+	// count, with t.mu unlocked (nil: time.Sleep). A test sets it to
+	// release and reopen a file at a known point of the wait.
+	releaseWait func(time.Duration)
 	// pages holds, for each number read through the page cache while
 	// passthrough is on, the stamp of the host file its pages came from
 	// (see cachedOpen).
@@ -529,7 +533,11 @@ func (t *tree) awaitRelease(ino uint64) *ioCount {
 	var c *ioCount
 	for range 40 {
 		t.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+		if t.releaseWait != nil {
+			t.releaseWait(5 * time.Millisecond)
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
 		t.mu.Lock()
 		c = t.modes[ino]
 		if c == nil {
