@@ -65,7 +65,7 @@ type tree struct {
 	// once.
 	modes map[uint64]*ioCount
 	// releaseWait is how awaitRelease sleeps between its looks at a
-	// count, with t.mu unlocked (nil: time.Sleep). A test sets it to
+	// count, with t.mu unlocked: time.Sleep, unless a test sets it to
 	// release and reopen a file at a known point of the wait.
 	releaseWait func(time.Duration)
 	// pages holds, for each number read through the page cache while
@@ -130,15 +130,16 @@ type inoEntry struct {
 
 func newTree(fsys semfs.FS, opts Options) *tree {
 	t := &tree{
-		fsys:    fsys,
-		opts:    opts,
-		inos:    map[string]inoEntry{"/": {1, syscall.S_IFDIR}},
-		paths:   map[uint64]string{1: "/"},
-		next:    2,
-		sweepAt: minSweep,
-		live:    map[uint64]*gofs.Inode{},
-		modes:   map[uint64]*ioCount{},
-		pages:   map[uint64]pageStamp{},
+		fsys:        fsys,
+		opts:        opts,
+		inos:        map[string]inoEntry{"/": {1, syscall.S_IFDIR}},
+		paths:       map[uint64]string{1: "/"},
+		next:        2,
+		sweepAt:     minSweep,
+		live:        map[uint64]*gofs.Inode{},
+		modes:       map[uint64]*ioCount{},
+		pages:       map[uint64]pageStamp{},
+		releaseWait: time.Sleep,
 	}
 	t.mapped.t = t
 	t.free.init(t)
@@ -533,11 +534,7 @@ func (t *tree) awaitRelease(ino uint64) *ioCount {
 	var c *ioCount
 	for range 40 {
 		t.mu.Unlock()
-		if t.releaseWait != nil {
-			t.releaseWait(5 * time.Millisecond)
-		} else {
-			time.Sleep(5 * time.Millisecond)
-		}
+		t.releaseWait(5 * time.Millisecond)
 		t.mu.Lock()
 		c = t.modes[ino]
 		if c == nil {
