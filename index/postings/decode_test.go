@@ -2,8 +2,10 @@ package postings
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/semfs/semfs/index"
@@ -89,4 +91,78 @@ func FuzzDecode(f *testing.F) {
 		}
 		useDecoded(t, withSum(append(body, 0, 0, 0, 0)))
 	})
+}
+
+// TestTextPostingCodes: a Text posting reads back as written for gaps and
+// frequencies at the edges of their varint bytes, and the three coded
+// frequency pairs cost no byte beyond the gap's word (one byte for a gap
+// below 32), where any other pair writes both out.
+func TestTextPostingCodes(t *testing.T) {
+	freqs := []struct {
+		path  uint16
+		body  uint32
+		coded bool
+	}{{0, 1, true}, {0, 2, true}, {1, 0, true}, {0, 0, false}, {1, 1, false}, {0, 3, false}, {2, 0, false}, {1<<16 - 1, 1<<32 - 1, false}}
+	for _, gap := range []uint32{0, 1, 31, 32, 1 << 12, 1<<32 - 1} {
+		for _, f := range freqs {
+			buf := make([]byte, maxPosting(Text)+1)
+			n := putText(buf, 0, gap, f.path, f.body)
+			want := len(binary.AppendUvarint(nil, uint64(gap)<<2))
+			if !f.coded {
+				want += len(binary.AppendUvarint(nil, uint64(f.path))) + len(binary.AppendUvarint(nil, uint64(f.body)))
+			}
+			if n != want || n > maxPosting(Text) {
+				t.Errorf("gap %d, freqs (%d,%d): %d bytes, want %d", gap, f.path, f.body, n, want)
+			}
+			g, path, body, k := readText(buf[:n])
+			if g != gap || path != f.path || body != f.body || k != n {
+				t.Errorf("gap %d, freqs (%d,%d): read gap %d, freqs (%d,%d), %d bytes of %d", gap, f.path, f.body, g, path, body, k, n)
+			}
+			if gap < 32 && f.coded && n != 1 {
+				t.Errorf("gap %d, freqs (%d,%d): %d bytes, want 1", gap, f.path, f.body, n)
+			}
+		}
+	}
+}
+
+// TestTrigramBitmapChecked: a Trigram list denser than its segment's
+// bitmap is stored as that bitmap, half the bytes of its gaps here, reads
+// back as its documents, and a bitmap whose bits do not match its df or
+// name a document past the segment fails Decode even under a right
+// checksum.
+func TestTrigramBitmapChecked(t *testing.T) {
+	abc := index.PackTrigram("abc")
+	b := NewBuilder(Trigram)
+	for i := range 19 {
+		if i%4 != 1 {
+			b.AddTrigrams([]uint32{abc})
+		} else {
+			b.AddTrigrams(nil)
+		}
+	}
+	s := b.Segment()
+	enc := s.Encode()
+	got, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint32{0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15, 16, 18}
+	if docs := got.postings(TrigramTerm(abc)).docs; !slices.Equal(docs, want) {
+		t.Fatalf("bitmap list reads %v, want %v", docs, want)
+	}
+	// The list is the three bytes before the checksum: 14 documents of 19.
+	bm := enc[len(enc)-7 : len(enc)-4]
+	if !slices.Equal(bm, []byte{0b11011101, 0b11011101, 0b101}) {
+		t.Fatalf("bitmap bytes %08b", bm)
+	}
+	for _, c := range []struct {
+		name string
+		last byte
+	}{{"a bit past the documents", 0b1001}, {"a bit fewer than df", 0b001}, {"a bit more than df", 0b111}} {
+		bad := slices.Clone(enc)
+		bad[len(bad)-5] = c.last
+		if _, err := Decode(withSum(bad)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: Decode = %v, want ErrCorrupt", c.name, err)
+		}
+	}
 }

@@ -6,9 +6,10 @@
 // [Text] segments the term's frequency in the two fields of a chunk
 // (path and body) and each document's field lengths; [Trigram] segments
 // hold file-level trigram postings without frequencies. Segments are
-// encoded as delta varints with a CRC-32C ([Segment.Encode], [Decode]),
-// so a store keeps them as BLOBs and detects a damaged one instead of
-// answering from fewer postings.
+// encoded as delta varints (a Text posting's commonest frequencies coded
+// in its gap's low bits, a dense Trigram list as a bitmap) with a
+// CRC-32C ([Segment.Encode], [Decode]), so a store keeps them as BLOBs
+// and detects a damaged one instead of answering from fewer postings.
 //
 // An [Index] is the live segments of one kind in memory, with deletions
 // as tombstones; [Index.Search] ranks by BM25 exactly as SQLite FTS5's

@@ -152,24 +152,31 @@ func concatBuilt(segs []*Segment) *Segment {
 		b = binary.AppendUvarint(b, uint64(df))
 		e.toffs = append(e.toffs, uint32(len(b)))
 		e.dfs = append(e.dfs, df)
-		per := binary.MaxVarintLen32
-		if kind == Text {
-			per = 2*binary.MaxVarintLen32 + 3
-		}
-		b = slices.Grow(b, int(df)*per)
+		b = slices.Grow(b, listRoom(kind, docs, df))
 		buf, n := b[:cap(b)], len(b)
+		if nb, ok := bitmapBytes(docs, df); ok && kind == Trigram {
+			bm := buf[n : n+nb]
+			clear(bm)
+			for _, i := range has {
+				s := segs[i]
+				setBits(bm, s.docs[s.offs[pos[i]]:s.offs[pos[i]+1]], shift[i])
+				pos[i]++
+			}
+			b = buf[:n+nb]
+			continue
+		}
 		last := uint32(0)
 		for _, i := range has {
 			s, sh := segs[i], shift[i]
 			lo, hi := s.offs[pos[i]], s.offs[pos[i]+1]
 			for j := lo; j < hi; j++ {
 				d := s.docs[j] + sh
-				n = putUvarint(buf, n, d-last)
-				last = d
 				if kind == Text {
-					n = putUvarint(buf, n, uint32(s.pathTF[j]))
-					n = putUvarint(buf, n, s.bodyTF[j])
+					n = putText(buf, n, d-last, s.pathTF[j], s.bodyTF[j])
+				} else {
+					n = putUvarint(buf, n, d-last)
 				}
+				last = d
 			}
 			pos[i]++
 		}
@@ -310,7 +317,8 @@ func (x *Index) Replace(m *Merge, id int64, dead []uint32) {
 // deleted (a bulk ingest's merges): each document's new number is its
 // old one shifted by the documents of the segments before, so a merged
 // list is the old lists' bytes one after the other, only the first gap
-// of each re-encoded. It writes the compact segment (as Compact would)
+// of each re-encoded (a Trigram list that is a bitmap, in a segment or
+// in the result, is written from its documents instead). It writes the compact segment (as Compact would)
 // without decoding the postings into lists and encoding them again,
 // and reports false, doing nothing, when a segment is not decoded or has
 // deleted documents.
@@ -350,6 +358,8 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 	head := len(b) // the terms section starts with their count, known at its end
 	pos := make([]int, len(segs))
 	var has []int
+	var scratch []uint32 // a Trigram list's documents
+	var bm bool
 	for {
 		var term []byte
 		if term, has = nextTerm(segs, pos, has); has == nil {
@@ -365,11 +375,41 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 		b = binary.AppendUvarint(b, uint64(df))
 		out.toffs = append(out.toffs, uint32(len(b)))
 		out.dfs = append(out.dfs, df)
+		if kind == Trigram && (slices.ContainsFunc(has, func(i int) bool { return segs[i].s.isBitmap(pos[i]) }) ||
+			isBitmap(docs, df)) {
+			// A bitmap in or out: its documents, shifted, one list after another.
+			var nb int
+			if nb, bm = bitmapBytes(docs, df); bm {
+				b = slices.Grow(b, nb)
+				b = b[:len(b)+nb]
+				clear(b[len(b)-nb:])
+			}
+			last := uint32(0)
+			for _, i := range has {
+				scratch = segs[i].s.rawDocs(scratch[:0], pos[i])
+				if bm {
+					setBits(b[len(b)-nb:], scratch, shift[i])
+				} else {
+					for _, d := range scratch {
+						b = binary.AppendUvarint(b, uint64(d+shift[i]-last))
+						last = d + shift[i]
+					}
+				}
+				pos[i]++
+			}
+			continue
+		}
 		last := uint32(0) // the last document written to the list
 		for k, i := range has {
+			// The first gap is from the list's first document to the
+			// last one written (for Text, under the same low code bits).
 			list := segs[i].s.listBytes(pos[i])
 			first, n := binary.Uvarint(list)
-			b = binary.AppendUvarint(b, uint64(uint32(first)+shift[i]-last))
+			if kind == Text {
+				b = binary.AppendUvarint(b, uint64(uint32(first>>2)+shift[i]-last)<<2|first&3)
+			} else {
+				b = binary.AppendUvarint(b, uint64(uint32(first)+shift[i]-last))
+			}
 			b = append(b, list[n:]...)
 			if k < len(has)-1 {
 				last = shift[i] + lastDoc(list, kind)
@@ -422,28 +462,33 @@ func (s *Segment) listBytes(i int) []byte {
 }
 
 // lastDoc is the last document of an encoded list: the sum of its gaps
-// (for Text, each followed by two frequencies), in one pass over the
-// bytes (a varint ends at a byte below 0x80).
+// (for Text, each a word's high bits, then two frequencies after a word
+// of code 0), in one pass over the bytes (a varint ends at a byte below
+// 0x80).
 func lastDoc(list []byte, kind Kind) uint32 {
-	fields := 1 // varints per posting
-	if kind == Text {
-		fields = 3
-	}
-	var doc, v uint32
-	var shift, field uint
+	var doc uint32
+	var v uint64
+	var shift uint
+	skip := 0 // frequencies still to pass over after a Text word of code 0
 	for _, c := range list {
 		if c >= 0x80 {
-			v |= uint32(c&0x7f) << shift
+			v |= uint64(c&0x7f) << shift
 			shift += 7
 			continue
 		}
-		if field == 0 {
-			doc += v | uint32(c)<<shift
+		v |= uint64(c) << shift
+		switch {
+		case skip > 0:
+			skip--
+		case kind == Text:
+			doc += uint32(v >> 2)
+			if v&3 == 0 {
+				skip = 2
+			}
+		default:
+			doc += uint32(v)
 		}
 		v, shift = 0, 0
-		if field++; field == uint(fields) {
-			field = 0
-		}
 	}
 	return doc
 }

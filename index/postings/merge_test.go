@@ -39,9 +39,11 @@ func TestMergeEncodedEqualsLists(t *testing.T) {
 			} else {
 				b := NewBuilder(Trigram)
 				for range n {
+					// Lists dense enough to be bitmaps (one in 3) and
+					// not (one in 12 or 40), in and out of the merge.
 					var ts []uint32
-					for _, tr := range []string{"abc", "bcd", "zzz", "q_q", "~~~"} {
-						if r.IntN(3) == 0 {
+					for k, tr := range []string{"abc", "bcd", "zzz", "q_q", "~~~"} {
+						if r.IntN([]int{3, 3, 12, 40, 3}[k]) == 0 {
 							ts = append(ts, index.PackTrigram(tr))
 						}
 					}

@@ -154,8 +154,8 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 }
 
 // An index written with DerivedVersion 5 (chunks_path), 6 (a UNIQUE
-// index of keys and chunks_need) or 7 (chunks with path and no columns)
-// is rebuilt on open: the old indexes and columns are gone, the metadata
+// index of keys and chunks_need), 7 (chunks with path and no columns) or
+// 8 (postings segments of format 1) is rebuilt on open: the old indexes and columns are gone, the metadata
 // is kept, every file is pending, and once re-indexed it searches as
 // before.
 func TestOldIndexVersionsRebuilt(t *testing.T) {
@@ -169,6 +169,7 @@ func TestOldIndexVersionsRebuilt(t *testing.T) {
 		{"6", []string{`DROP INDEX chunks_key`, `CREATE UNIQUE INDEX chunks_key6 ON chunks(key)`,
 			`CREATE INDEX chunks_need ON chunks(key) WHERE fresh = 0`}, []string{"chunks_key6", "chunks_need"}},
 		{"7", []string{`ALTER TABLE chunks ADD COLUMN path TEXT NOT NULL DEFAULT ''`, `ALTER TABLE chunks ADD COLUMN no INTEGER NOT NULL DEFAULT 0`}, nil},
+		{"8", nil, nil}, // the schema of 9, postings of format 1
 	} {
 		t.Run(c.version, func(t *testing.T) {
 			ctx := context.Background()

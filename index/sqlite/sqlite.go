@@ -103,7 +103,10 @@ const SchemaVersion = 2
 //	   and chunks_need on key WHERE fresh = 0 (one B-tree fewer per chunk
 //	   row written); fresh is 0 or 1, and 1 where vec is set.
 //	8: chunks have no path and no columns: both are in the key.
-const DerivedVersion = 8
+//	9: postings segments of format 2 (index/postings): a Text posting's
+//	   commonest frequency pairs are coded in its gap's low bits, and a
+//	   Trigram list denser than one document in eight is a bitmap.
+const DerivedVersion = 9
 
 // syncMode is the synchronous pragma of the metadata handle. FULL makes
 // every metadata commit durable when it returns; benchmarks compare NORMAL.
