@@ -105,7 +105,7 @@ func concatBuilt(segs []*Segment) *Segment {
 	docs, size := 0, 0
 	for _, s := range segs {
 		docs += len(s.IDs)
-		size += 8*len(s.terms) + 4*len(s.docs)
+		size += s.termsRoom()
 	}
 	out.IDs = make([]uint32, 0, docs)
 	if kind == Text {

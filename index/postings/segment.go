@@ -577,7 +577,7 @@ func (s *Segment) encode(c *Segment) []byte {
 	pre := s.pre
 	size := 16 + 5*len(s.IDs)
 	if pre == nil {
-		size += 8*len(s.terms) + 4*len(s.docs)
+		size += s.termsRoom()
 	} else {
 		size += len(pre.b)
 	}
@@ -629,7 +629,7 @@ func (s *Segment) appendDocs(out []byte) []byte {
 func (s *Segment) encodeTerms(out []byte) *encodedTerms {
 	e := &encodedTerms{tpos: make([]uint32, 0, len(s.terms)), toffs: make([]uint32, 0, len(s.terms)), dfs: make([]uint32, 0, len(s.terms))}
 	if out == nil {
-		out = make([]byte, 0, 8*len(s.terms)+4*len(s.docs))
+		out = make([]byte, 0, s.termsRoom())
 	}
 	out = binary.AppendUvarint(out, uint64(len(s.terms)))
 	for i, t := range s.terms {
@@ -661,6 +661,27 @@ func (s *Segment) encodeTerms(out []byte) *encodedTerms {
 	}
 	e.b = out
 	return e
+}
+
+// termsRoom is about the bytes the terms section of a built s takes
+// encoded: the room its encoder allocates at once (it grows the buffer
+// past that only if a list needs more). Text postings take 1.5 bytes
+// each in the synthetic notes of the eval, a dense Trigram list a bitmap:
+// four bytes a posting, the room the encoders used to take, was five
+// times the bytes written, allocated and cleared for every batch.
+func (s *Segment) termsRoom() int {
+	n := binary.MaxVarintLen32
+	nb := (len(s.IDs)+7)/8 + 1
+	for i, t := range s.terms {
+		df := int(s.offs[i+1] - s.offs[i])
+		n += len(t) + 2*binary.MaxVarintLen32
+		if s.Kind == Text {
+			n += 2 * df
+		} else {
+			n += min(df+df/8, nb)
+		}
+	}
+	return n
 }
 
 // putUvarint stores v as a uvarint (binary.AppendUvarint's bytes) at
