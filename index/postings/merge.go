@@ -386,6 +386,12 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 			}
 			last := uint32(0)
 			for _, i := range has {
+				if s := segs[i].s; bm && s.isBitmap(pos[i]) { // bitmap to bitmap: its bytes, shifted
+					nbi, _ := s.bitmap(s.dfs[pos[i]])
+					orShifted(b[len(b)-nb:], s.raw[s.toffs[pos[i]]:][:nbi], shift[i])
+					pos[i]++
+					continue
+				}
 				scratch = segs[i].s.rawDocs(scratch[:0], pos[i])
 				if bm {
 					setBits(b[len(b)-nb:], scratch, shift[i])
@@ -425,6 +431,28 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 	}
 	out.raw = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return out, remap, true
+}
+
+// orShifted sets in bitmap dst the bits of bitmap src, each shift
+// documents further. src names no document past its segment (Decode
+// checks it), so every bit lands within dst.
+func orShifted(dst, src []byte, shift uint32) {
+	at, r := int(shift/8), shift%8
+	if r == 0 {
+		for j, c := range src {
+			dst[at+j] |= c
+		}
+		return
+	}
+	for j, c := range src {
+		if c == 0 {
+			continue
+		}
+		dst[at+j] |= c << r
+		if hi := c >> (8 - r); hi != 0 {
+			dst[at+j+1] |= hi
+		}
+	}
 }
 
 // nextTerm returns the next term in order across segs (pos: each
