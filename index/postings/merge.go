@@ -318,10 +318,10 @@ func (x *Index) Replace(m *Merge, id int64, dead []uint32) {
 // old one shifted by the documents of the segments before, so a merged
 // list is the old lists' bytes one after the other, only the first gap
 // of each re-encoded (a Trigram list that is a bitmap, in a segment or
-// in the result, is written from its documents instead). It writes the compact segment (as Compact would)
-// without decoding the postings into lists and encoding them again,
-// and reports false, doing nothing, when a segment is not decoded or has
-// deleted documents.
+// in the result, is ORed in or written from its documents instead). It
+// writes the compact segment (as Compact would) without decoding the
+// postings into lists and encoding them again, and reports false, doing
+// nothing, when a segment is not decoded or has deleted documents.
 func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 	docs, size := 0, 16
 	for i, g := range segs {
@@ -359,7 +359,6 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 	pos := make([]int, len(segs))
 	var has []int
 	var scratch []uint32 // a Trigram list's documents
-	var bm bool
 	for {
 		var term []byte
 		if term, has = nextTerm(segs, pos, has); has == nil {
@@ -375,11 +374,11 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 		b = binary.AppendUvarint(b, uint64(df))
 		out.toffs = append(out.toffs, uint32(len(b)))
 		out.dfs = append(out.dfs, df)
-		if kind == Trigram && (slices.ContainsFunc(has, func(i int) bool { return segs[i].s.isBitmap(pos[i]) }) ||
-			isBitmap(docs, df)) {
-			// A bitmap in or out: its documents, shifted, one list after another.
-			var nb int
-			if nb, bm = bitmapBytes(docs, df); bm {
+		if nb, bm := bitmapBytes(docs, df); kind == Trigram &&
+			(bm || slices.ContainsFunc(has, func(i int) bool { return segs[i].s.isBitmap(pos[i]) })) {
+			// A bitmap in or out: the lists' documents, shifted, one
+			// list after another.
+			if bm {
 				b = slices.Grow(b, nb)
 				b = b[:len(b)+nb]
 				clear(b[len(b)-nb:])

@@ -650,7 +650,7 @@ func (s *Segment) encodeTerms(out []byte) *encodedTerms {
 				last = s.docs[j]
 			}
 		} else if nb, ok := bitmapBytes(len(s.IDs), b-a); ok {
-			n = putBitmap(buf, n, nb, s.docs[a:b], 0)
+			n = putBitmap(buf, n, nb, s.docs[a:b])
 		} else {
 			for _, d := range s.docs[a:b] {
 				n = putUvarint(buf, n, d-last)
@@ -771,12 +771,6 @@ func bitmapBytes(n int, df uint32) (int, bool) {
 	return nb, uint64(df) > uint64(nb)
 }
 
-// isBitmap reports whether a Trigram list of df of n documents is a bitmap.
-func isBitmap(n int, df uint32) bool {
-	_, ok := bitmapBytes(n, df)
-	return ok
-}
-
 // isBitmap reports whether list i of a decoded s is a bitmap.
 func (s *Segment) isBitmap(i int) bool {
 	_, ok := s.bitmap(s.dfs[i])
@@ -816,11 +810,11 @@ func listRoom(k Kind, n int, df uint32) int {
 	return int(df) * maxPosting(k)
 }
 
-// putBitmap stores at b[n:] the nb-byte bitmap of docs, each shifted by
-// shift, and returns the position after it; b has room for it.
-func putBitmap(b []byte, n, nb int, docs []uint32, shift uint32) int {
+// putBitmap stores at b[n:] the nb-byte bitmap of docs and returns the
+// position after it; b has room for it.
+func putBitmap(b []byte, n, nb int, docs []uint32) int {
 	clear(b[n : n+nb])
-	setBits(b[n:n+nb], docs, shift)
+	setBits(b[n:n+nb], docs, 0)
 	return n + nb
 }
 
