@@ -671,14 +671,14 @@ func (s *Segment) encodeTerms(out []byte) *encodedTerms {
 // times the bytes written, allocated and cleared for every batch.
 func (s *Segment) termsRoom() int {
 	n := binary.MaxVarintLen32
-	nb := (len(s.IDs)+7)/8 + 1
+	nb, _ := bitmapBytes(len(s.IDs), 0)
 	for i, t := range s.terms {
 		df := int(s.offs[i+1] - s.offs[i])
 		n += len(t) + 2*binary.MaxVarintLen32
 		if s.Kind == Text {
 			n += 2 * df
 		} else {
-			n += min(df+df/8, nb)
+			n += min(df+df/8, nb+1)
 		}
 	}
 	return n
@@ -728,14 +728,7 @@ func maxPosting(k Kind) int {
 // which has room for it (maxPosting), and returns the position after it.
 func putText(b []byte, n int, gap uint32, path uint16, body uint32) int {
 	c := textCode(path, body)
-	w := uint64(gap)<<2 | uint64(c)
-	for w >= 0x80 {
-		b[n] = byte(w) | 0x80
-		w >>= 7
-		n++
-	}
-	b[n] = byte(w)
-	n++
+	n += binary.PutUvarint(b[n:], uint64(gap)<<2|uint64(c))
 	if c == 0 {
 		n = putUvarint(b, n, uint32(path))
 		n = putUvarint(b, n, body)

@@ -155,9 +155,9 @@ func TestChunkQueriesUseKeyIndex(t *testing.T) {
 
 // An index written with DerivedVersion 5 (chunks_path), 6 (a UNIQUE
 // index of keys and chunks_need), 7 (chunks with path and no columns) or
-// 8 (postings segments of format 1) is rebuilt on open: the old indexes and columns are gone, the metadata
-// is kept, every file is pending, and once re-indexed it searches as
-// before.
+// 8 (postings segments of format 1) is rebuilt on open: the old indexes
+// and columns are gone, the metadata is kept, every file is pending, and
+// once re-indexed it searches as before.
 func TestOldIndexVersionsRebuilt(t *testing.T) {
 	for _, c := range []struct {
 		version string
