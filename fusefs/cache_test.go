@@ -509,7 +509,7 @@ func (c *walkCountingFS) Open(ctx context.Context, name string) (fs.File, error)
 // and counts what reaches the tree: a walk that reads only names costs a
 // stat and a listing per directory, never one per file (plain READDIR; a
 // READDIRPLUS would stat every entry), and a second grep -r opens each
-// file and stats and reads none.
+// file and stats and reads none (kernel reclaim aside: see below).
 func TestWalkRequests(t *testing.T) {
 	for _, tool := range []string{"ls", "find", "grep"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -557,11 +557,25 @@ func TestWalkRequests(t *testing.T) {
 	}
 	run("grep", "-r", "nothing-matches", srv.Dir()) // looks the files up, loads their pages
 	run("grep", "-r", "nothing-matches", srv.Dir()) // the read marked atime stale once
-	s0, o0, r0 := c.stats.Load(), c.opens.Load(), c.reads.Load()
-	run("grep", "-r", "nothing-matches", srv.Dir())
-	if s, o, r := c.stats.Load()-s0, c.opens.Load()-o0, c.reads.Load()-r0; s != dirs*files || o != 0 || r != 0 {
-		t.Errorf("a warm grep -r over %d files reached the tree with %d stats, %d opens, %d reads; want %d, 0, 0", dirs*files, s, o, r, dirs*files)
+	// The kernel may reclaim cached pages between runs under memory
+	// pressure (CI ran every package at once): a directory whose cached
+	// listing was dropped is read again, which marks its access time
+	// stale, so the next run's fstat(2) of it is a GETATTR (one CI run
+	// saw 102 stats; after drop_caches the run after next makes 205:
+	// one per file read again and per directory listed again). The
+	// claim is what a warm run costs, so a run that paid for reclaim is
+	// followed by another, up to three.
+	var got []string
+	for range 3 {
+		s0, o0, r0 := c.stats.Load(), c.opens.Load(), c.reads.Load()
+		run("grep", "-r", "nothing-matches", srv.Dir())
+		s, o, r := c.stats.Load()-s0, c.opens.Load()-o0, c.reads.Load()-r0
+		if s == dirs*files && o == 0 && r == 0 {
+			return
+		}
+		got = append(got, fmt.Sprintf("%d stats, %d opens, %d reads", s, o, r))
 	}
+	t.Errorf("three warm grep -r runs over %d files reached the tree with %s; want %d stats, 0 opens, 0 reads in one of them", dirs*files, strings.Join(got, "; "), dirs*files)
 }
 
 // TestKeptPagesOpenLazily checks the handles that open no host file
