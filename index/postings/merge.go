@@ -385,13 +385,13 @@ func mergeEncoded(segs []*seg, dead [][]uint64) (*Segment, [][]int32, bool) {
 			}
 			last := uint32(0)
 			for _, i := range has {
-				if s := segs[i].s; bm && s.isBitmap(pos[i]) { // bitmap to bitmap: its bytes, shifted
-					nbi, _ := s.bitmap(s.dfs[pos[i]])
+				s := segs[i].s
+				if nbi, in := s.bitmap(s.dfs[pos[i]]); bm && in { // bitmap to bitmap: its bytes, shifted
 					orShifted(b[len(b)-nb:], s.raw[s.toffs[pos[i]]:][:nbi], shift[i])
 					pos[i]++
 					continue
 				}
-				scratch = segs[i].s.rawDocs(scratch[:0], pos[i])
+				scratch = s.rawDocs(scratch[:0], pos[i])
 				if bm {
 					setBits(b[len(b)-nb:], scratch, shift[i])
 				} else {
