@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,8 +113,9 @@ func TestOpenWithoutFdWhilePassthroughReopened(t *testing.T) {
 
 // TestOpenWaitingForReleaseHoldsNoLock: an open without a host descriptor
 // of a file open by passthrough waits for the passthrough handle to be
-// released. A rename made meanwhile, and a lookup queued behind it, must
-// not wait with it.
+// released. A rename made meanwhile, and a lookup beside it, must not wait
+// with it. The open is held inside its wait (the tree's releaseWait) until
+// both are done, so the test does not depend on how long the wait is.
 func TestOpenWaitingForReleaseHoldsNoLock(t *testing.T) {
 	ctx := context.Background()
 	h := hostTree(t)
@@ -137,6 +139,17 @@ func TestOpenWaitingForReleaseHoldsNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reader.Close()
+	held, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	srv.t.mu.Lock()
+	srv.t.releaseWait = func(d time.Duration) {
+		first.Do(func() { close(held); <-release })
+		time.Sleep(d)
+	}
+	srv.t.mu.Unlock()
+	var unheld sync.Once
+	letGo := func() { unheld.Do(func() { close(release) }) }
+	defer letGo()
 	tree.on.Store(true)
 	refused := make(chan error, 1)
 	go func() { // waits for the reader's release, then is refused
@@ -146,20 +159,33 @@ func TestOpenWaitingForReleaseHoldsNoLock(t *testing.T) {
 		}
 		refused <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
-	renamed := make(chan error, 1)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an open without a descriptor beside a passthrough reader did not wait for its release")
+	}
+	renamed, looked := make(chan error, 1), make(chan error, 1)
 	go func() { renamed <- os.Rename(filepath.Join(mnt, "a/x"), filepath.Join(mnt, "a/y")) }()
-	time.Sleep(20 * time.Millisecond)
-	start := time.Now()
-	if _, err := os.Stat(filepath.Join(mnt, "b/nothing")); !os.IsNotExist(err) {
-		t.Fatalf("stat of a missing name: %v", err)
+	go func() { _, err := os.Stat(filepath.Join(mnt, "b/nothing")); looked <- err }()
+	deadline := time.After(10 * time.Second)
+	for renamed != nil || looked != nil {
+		select {
+		case err := <-renamed:
+			if err != nil {
+				t.Fatalf("rename while an open waits: %v", err)
+			}
+			renamed = nil
+		case err := <-looked:
+			if !os.IsNotExist(err) {
+				t.Fatalf("stat of a missing name while an open waits: %v", err)
+			}
+			looked = nil
+		case <-deadline:
+			t.Fatalf("after 10 s, rename done: %v, lookup done: %v; both waited for an open held in its wait for a release",
+				renamed == nil, looked == nil)
+		}
 	}
-	if waited := time.Since(start); waited > 100*time.Millisecond {
-		t.Errorf("a lookup in another directory waited %v for the open", waited)
-	}
-	if err := <-renamed; err != nil {
-		t.Fatal(err)
-	}
+	letGo()
 	if err := <-refused; !errors.Is(err, syscall.ETXTBSY) {
 		t.Errorf("open without a descriptor beside a passthrough reader: %v; want ETXTBSY", err)
 	}

@@ -65,8 +65,8 @@ type tree struct {
 	// once.
 	modes map[uint64]*ioCount
 	// releaseWait is how awaitRelease sleeps between its looks at a
-	// count, with t.mu unlocked: time.Sleep, unless a test sets it to
-	// release and reopen a file at a known point of the wait.
+	// count, with t.mu unlocked: time.Sleep, unless a test sets it (under
+	// t.mu, on a mounted tree) to act at a known point of the wait.
 	releaseWait func(time.Duration)
 	// pages holds, for each number read through the page cache while
 	// passthrough is on, the stamp of the host file its pages came from
@@ -533,8 +533,9 @@ func pageStampOf(st *syscall.Stat_t) pageStamp {
 func (t *tree) awaitRelease(ino uint64) *ioCount {
 	var c *ioCount
 	for range 40 {
+		wait := t.releaseWait
 		t.mu.Unlock()
-		t.releaseWait(5 * time.Millisecond)
+		wait(5 * time.Millisecond)
 		t.mu.Lock()
 		c = t.modes[ino]
 		if c == nil {
